@@ -1,0 +1,2 @@
+"""pbem: Hearts by email."""
+__version__ = "0.1.0"
