@@ -1,0 +1,107 @@
+"""What happened when a move was applied, in the past tense, for the mail layer to tell.
+
+Events carry canonical cards and seats only. ``event_to_dict`` gives a JSON-able form with a
+``type`` key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class HandDealt:
+    hand_no: int
+    dealer: int
+    pass_direction: str
+
+
+@dataclass(frozen=True)
+class CardsPassed:
+    """A seat chose its cards to pass (which cards is private to that seat)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class PassesExchanged:
+    """Every seat had passed; ``received[seat]`` are the cards that joined that seat's hand."""
+
+    pass_direction: str
+    received: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class CardPlayed:
+    seat: int
+    card: str
+    trick_no: int
+
+
+@dataclass(frozen=True)
+class HeartsBroken:
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True)
+class TrickWon:
+    trick_no: int
+    leader: int
+    cards: tuple[str, ...]
+    winner: int
+    points: int
+
+
+@dataclass(frozen=True)
+class MoonChoiceNeeded:
+    """``moon=choice``: the shooter must choose ``old`` or ``new`` before the hand is scored."""
+
+    seat: int
+    kind: str  # "moon" or "sun"
+
+
+@dataclass(frozen=True)
+class Moon:
+    seat: int
+    kind: str  # "moon" (every penalty card) or "sun" (every trick)
+    scoring: str  # "old" (others take M) or "new" (shooter takes −M)
+
+
+@dataclass(frozen=True)
+class HandScored:
+    hand_no: int
+    points: tuple[int, ...]
+    totals: tuple[int, ...]
+    moon: Moon | None
+    tricks_won: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GameOver:
+    winners: tuple[int, ...]
+    ranking: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
+Event = HandDealt | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | MoonChoiceNeeded | HandScored | GameOver
+
+_NAMES = {
+    HandDealt: "hand_dealt",
+    CardsPassed: "cards_passed",
+    PassesExchanged: "passes_exchanged",
+    CardPlayed: "card_played",
+    HeartsBroken: "hearts_broken",
+    TrickWon: "trick_won",
+    MoonChoiceNeeded: "moon_choice_needed",
+    HandScored: "hand_scored",
+    GameOver: "game_over",
+}
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    d = dataclasses.asdict(event)
+    d["type"] = _NAMES[type(event)]
+    return d

@@ -1,0 +1,104 @@
+"""Moves as values: what the move log stores, what ``apply`` takes, and replaying a log.
+
+Parsing (what a player wrote) is the mail reader's business; a move here is already canonical.
+``apply(state, move)`` returns the new state and the events it caused, or raises ``IllegalMove``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from .cards import CARD_INDEX
+from .errors import IllegalMove, Reason
+from .events import Event
+from .rules import Rules
+from .state import GameState, new_game
+
+
+@dataclass(frozen=True)
+class Deal:
+    """Deal the next hand from this deck (the deck of cards in play, in deal order)."""
+
+    deck: tuple[str, ...]
+    pass_direction: str | None = None
+
+
+@dataclass(frozen=True)
+class PassCards:
+    seat: int
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PlayCard:
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True)
+class ChooseMoon:
+    seat: int
+    choice: str  # "old", "new", or "safety" (the rule applied when the shooter does not answer)
+
+
+Move = Deal | PassCards | PlayCard | ChooseMoon
+
+
+def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
+    """Apply one move; return the new state and what happened. The old state is untouched."""
+    out: list[Event] = []
+    if isinstance(move, PlayCard):
+        if state.phase == "play" and move.seat != state.to_move:
+            raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move,
+                              legal=[])
+        i = CARD_INDEX.get(move.card)
+        if i is None:
+            raise IllegalMove(Reason.UNKNOWN_CARD, text=move.card, legal=list(state.legal_cards()))
+        new = state._play(i, out)
+    elif isinstance(move, PassCards):
+        new = state._pass(move.seat, tuple(move.cards), out)
+    elif isinstance(move, Deal):
+        new = state._deal(move.deck, move.pass_direction, out)
+    elif isinstance(move, ChooseMoon):
+        new = state._choose_moon(move.seat, move.choice, out)
+    else:
+        raise TypeError(f"not a move: {move!r}")
+    return new, tuple(out)
+
+
+def move_to_dict(move: Move) -> dict[str, Any]:
+    """The JSON form stored in the move log."""
+    if isinstance(move, Deal):
+        d: dict[str, Any] = {"type": "deal", "deck": list(move.deck)}
+        if move.pass_direction:
+            d["pass_direction"] = move.pass_direction
+        return d
+    if isinstance(move, PassCards):
+        return {"type": "pass", "seat": move.seat, "cards": list(move.cards)}
+    if isinstance(move, PlayCard):
+        return {"type": "play", "seat": move.seat, "card": move.card}
+    if isinstance(move, ChooseMoon):
+        return {"type": "moon", "seat": move.seat, "choice": move.choice}
+    raise TypeError(f"not a move: {move!r}")
+
+
+def move_from_dict(d: Mapping[str, Any]) -> Move:
+    kind = d["type"]
+    if kind == "deal":
+        return Deal(tuple(d["deck"]), d.get("pass_direction"))
+    if kind == "pass":
+        return PassCards(int(d["seat"]), tuple(d["cards"]))
+    if kind == "play":
+        return PlayCard(int(d["seat"]), d["card"])
+    if kind == "moon":
+        return ChooseMoon(int(d["seat"]), d["choice"])
+    raise ValueError(f"unknown move type {kind!r}")
+
+
+def replay(rules: Rules, moves: Iterable[Move]) -> GameState:
+    """The state after playing ``moves`` from the start of a game under ``rules``."""
+    state = new_game(rules)
+    for move in moves:
+        state, _ = apply(state, move)
+    return state

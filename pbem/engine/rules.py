@@ -1,0 +1,301 @@
+"""The rules of a game, declared as data (RULES.md §3 to §5).
+
+:class:`Rules` holds every option by its RULES.md name and refuses, when it is made, a combination
+that cannot work. ``Rules.make("omnibus", target=50)`` takes a preset plus overrides. What the engine
+needs at play time (card values, the moon total, the first lead…) is worked out once per rules value
+in :class:`Table`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
+
+from .cards import CARD_INDEX, CARD_NAMES, CLUBS_MASK, FULL_DECK, HEARTS, QS, RANK_OF, SUIT_OF, canonical
+from .errors import InvalidRules
+
+PASS_DIRECTIONS = ("left", "right", "across", "hold", "scatter")
+FIRST_LEADS = ("two_of_clubs", "any_club", "left_of_dealer")
+HEART_VALUES = ("one", "spot", "spot_capped")
+MOONS = ("old", "new", "choice", "safety", "none")
+TIES = ("play_on", "share")
+
+#: RULES.md §4: the cards taken out for each number of players.
+REMOVED_BY_PLAYERS: dict[int, tuple[str, ...]] = {
+    3: ("2D",),
+    4: (),
+    5: ("2D", "2C"),
+    6: ("2D", "3D", "3C", "4C"),
+    7: ("2D", "3D", "3C"),
+}
+
+
+def default_pass_cycle(players: int) -> tuple[str, ...]:
+    return ("left", "right", "across", "hold") if players == 4 else ("left", "right")
+
+
+#: RULES.md §5: what each preset changes from ``standard``.
+PRESETS: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "classic": {"qs_breaks_hearts": True, "moon": "choice"},
+    "pagat": {"no_pts_on_first_trick": False, "moon": "choice"},
+    "omnibus": {"jd_bonus": -10, "moon": "choice"},
+    "spot": {"heart_values": "spot", "qs_penalty": 25, "target": 500},
+    "black-maria": {
+        "players": 3,
+        "pass_cycle": ("right",),
+        "first_lead": "left_of_dealer",
+        "must_break_hearts": False,
+        "no_pts_on_first_trick": False,
+        "extra_penalties": {"KS": 10, "AS": 7},
+    },
+    "original-1880": {
+        "pass_count": 0,
+        "qs_penalty": 0,
+        "moon": "none",
+        "first_lead": "left_of_dealer",
+        "must_break_hearts": False,
+        "no_pts_on_first_trick": False,
+    },
+    "dame-de-pique": {"pass_count": 0, "first_lead": "left_of_dealer", "no_pts_on_first_trick": False},
+    "reverse": {"lowest_wins": False, "moon": "none"},
+    "hartenjagen": {
+        "removed_cards": tuple(r + s for s in "CDHS" for r in "23456"),
+        "qs_penalty": 5,
+        "extra_penalties": {"JC": 2},
+    },
+}
+
+#: Preset-specific cards removed for a number of players, where they differ from §4.
+_PRESET_REMOVED: dict[str, dict[int, tuple[str, ...]]] = {"black-maria": {3: ("2C",), 4: ()}}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every option of RULES.md §3. ``None`` for ``removed_cards``/``pass_cycle`` means "per §4"."""
+
+    players: int = 4
+    removed_cards: tuple[str, ...] | None = None
+    pass_cycle: tuple[str, ...] | None = None
+    pass_count: int = 3
+    first_lead: str = "two_of_clubs"
+    no_pts_on_first_trick: bool = True
+    must_break_hearts: bool = True
+    qs_breaks_hearts: bool = False
+    qs_lead_needs_broken_hearts: bool = False
+    can_lead_hearts_instead_of_qs: bool = False
+    qs_must_drop_when_safe: bool = False
+    qs_penalty: int = 13
+    heart_values: str = "one"
+    extra_penalties: tuple[tuple[str, int], ...] = ()
+    jd_bonus: int = 0
+    bonus_card: str = "JD"
+    moon: str = "old"
+    sun: bool = False
+    avoid_all_tricks_bonus: int = 0
+    target: int = 100
+    end_after_hands: int | None = None
+    exact_target_reset: int | None = None
+    tie: str = "play_on"
+    lowest_wins: bool = True
+    preset: str = field(default="standard", compare=True)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.players, int) or not 3 <= self.players <= 7:
+            raise InvalidRules("BAD_PLAYERS", players=self.players)
+        removed = self.removed_cards
+        if removed is None:
+            removed = REMOVED_BY_PLAYERS[self.players]
+        set_(self, "removed_cards", tuple(sorted({_card(c, "removed_cards") for c in removed}, key=CARD_INDEX.get)))
+        cycle = self.pass_cycle if self.pass_cycle is not None else default_pass_cycle(self.players)
+        if isinstance(cycle, str):
+            cycle = tuple(x for x in cycle.replace(",", " ").split())
+        set_(self, "pass_cycle", tuple(cycle))
+        extra = self.extra_penalties
+        if isinstance(extra, Mapping):
+            extra = tuple(extra.items())
+        set_(self, "extra_penalties", tuple(sorted(((_card(c, "extra_penalties"), v) for c, v in extra), key=lambda kv: CARD_INDEX[kv[0]])))
+        set_(self, "bonus_card", _card(self.bonus_card, "bonus_card"))
+        self.__dict__["table"] = _validate(self)
+
+    # -- making rules -------------------------------------------------------------------------
+
+    @classmethod
+    def make(cls, preset: str = "standard", **overrides: Any) -> "Rules":
+        """The rules of a preset (RULES.md §5) with some options overridden, validated."""
+        if preset not in PRESETS:
+            raise InvalidRules("UNKNOWN_PRESET", preset=preset, presets=sorted(PRESETS))
+        unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown))
+        options = dict(PRESETS[preset])
+        options.update(overrides)
+        players = options.get("players", 4)
+        special = _PRESET_REMOVED.get(preset, {})
+        if "removed_cards" not in overrides and players in special:
+            options["removed_cards"] = special[players]
+        options["preset"] = preset
+        return cls(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values, every option spelled out."""
+        d = dataclasses.asdict(self)
+        d["removed_cards"] = list(self.removed_cards or ())
+        d["pass_cycle"] = list(self.pass_cycle or ())
+        d["extra_penalties"] = dict(self.extra_penalties)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Rules":
+        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown))
+        return cls(**d)
+
+    def with_options(self, **overrides: Any) -> "Rules":
+        return dataclasses.replace(self, **overrides)
+
+    @cached_property
+    def table(self) -> "Table":
+        return Table(self)
+
+
+def _card(name: Any, option: str) -> str:
+    try:
+        return canonical(str(name))
+    except ValueError:
+        raise InvalidRules("BAD_CARD", option=option, card=str(name)) from None
+
+
+def _heart_value(rank: int, scheme: str) -> int:
+    if scheme == "one":
+        return 1
+    if scheme == "spot":
+        return rank + 2
+    # spot_capped: 2..10 face value, J Q K 10, A 15
+    return rank + 2 if rank <= 8 else (15 if rank == 12 else 10)
+
+
+def _validate(r: Rules) -> "Table":
+    n = r.players
+    for name, value, choices in (
+        ("first_lead", r.first_lead, FIRST_LEADS),
+        ("heart_values", r.heart_values, HEART_VALUES),
+        ("moon", r.moon, MOONS),
+        ("tie", r.tie, TIES),
+    ):
+        if value not in choices:
+            raise InvalidRules("BAD_CHOICE", option=name, value=value, choices=list(choices))
+    for name in ("no_pts_on_first_trick", "must_break_hearts", "qs_breaks_hearts", "qs_lead_needs_broken_hearts",
+                 "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins"):
+        if not isinstance(getattr(r, name), bool):
+            raise InvalidRules("NOT_A_BOOL", option=name, value=getattr(r, name))
+    for name in ("pass_count", "qs_penalty", "jd_bonus", "avoid_all_tricks_bonus", "target"):
+        if not isinstance(getattr(r, name), int) or isinstance(getattr(r, name), bool):
+            raise InvalidRules("NOT_AN_INT", option=name, value=getattr(r, name))
+    in_play = 52 - len(r.removed_cards or ())
+    if in_play % n:
+        raise InvalidRules("DECK_DOES_NOT_DIVIDE", cards=in_play, players=n)
+    hand_size = in_play // n
+    if not r.pass_cycle:
+        raise InvalidRules("EMPTY_PASS_CYCLE")
+    for d in r.pass_cycle:
+        if d not in PASS_DIRECTIONS:
+            raise InvalidRules("BAD_CHOICE", option="pass_cycle", value=d, choices=list(PASS_DIRECTIONS))
+    if not 0 <= r.pass_count <= 4 or r.pass_count > hand_size:
+        raise InvalidRules("BAD_PASS_COUNT", pass_count=r.pass_count)
+    if r.pass_count:
+        if "across" in r.pass_cycle and n not in (4, 6):
+            raise InvalidRules("ACROSS_NEEDS_EVEN_PLAYERS", players=n)
+        if "scatter" in r.pass_cycle and r.pass_count % (n - 1):
+            raise InvalidRules("SCATTER_DOES_NOT_DIVIDE", pass_count=r.pass_count, players=n)
+    if r.qs_penalty < 0:
+        raise InvalidRules("NEGATIVE_PENALTY", option="qs_penalty", value=r.qs_penalty)
+    for card, value in r.extra_penalties:
+        if not isinstance(value, int) or value <= 0:
+            raise InvalidRules("BAD_EXTRA_PENALTY", card=card, value=value)
+    if r.jd_bonus not in (0, -5, -10):
+        raise InvalidRules("BAD_CHOICE", option="jd_bonus", value=r.jd_bonus, choices=[0, -5, -10])
+    if r.avoid_all_tricks_bonus > 0:
+        raise InvalidRules("BONUS_MUST_NOT_BE_POSITIVE", value=r.avoid_all_tricks_bonus)
+    if r.target <= 0:
+        raise InvalidRules("BAD_TARGET", target=r.target)
+    if r.end_after_hands is not None and (not isinstance(r.end_after_hands, int) or r.end_after_hands <= 0):
+        raise InvalidRules("BAD_END_AFTER_HANDS", value=r.end_after_hands)
+    if r.exact_target_reset is not None and not isinstance(r.exact_target_reset, int):
+        raise InvalidRules("NOT_AN_INT", option="exact_target_reset", value=r.exact_target_reset)
+    if r.sun and r.moon == "none":
+        raise InvalidRules("SUN_NEEDS_MOON")
+    t = Table(r)
+    if r.first_lead != "left_of_dealer" and t.lowest_club < 0:
+        raise InvalidRules("NO_CLUB_TO_LEAD", first_lead=r.first_lead)
+    if r.jd_bonus:
+        if t.values[CARD_INDEX[r.bonus_card]] > 0:
+            raise InvalidRules("BONUS_CARD_IS_PENALTY", card=r.bonus_card)
+        if r.bonus_card in (r.removed_cards or ()):
+            raise InvalidRules("BONUS_CARD_REMOVED", card=r.bonus_card)
+    if r.moon != "none" and t.moon_total <= 0:
+        raise InvalidRules("NO_PENALTY_CARDS")
+    return t
+
+
+class Table:
+    """What play needs, worked out once from a :class:`Rules` (masks and tuples by card index)."""
+
+    def __init__(self, r: Rules) -> None:
+        self.players = r.players
+        removed = 0
+        for c in r.removed_cards or ():
+            removed |= 1 << CARD_INDEX[c]
+        self.deck_mask = FULL_DECK & ~removed
+        self.deck_size = self.deck_mask.bit_count()
+        self.hand_size = self.deck_size // r.players
+        extra = dict(r.extra_penalties)
+        values = []
+        for i, name in enumerate(CARD_NAMES):
+            if name in extra:
+                v = extra[name]
+            elif SUIT_OF[i] == HEARTS:
+                v = _heart_value(RANK_OF[i], r.heart_values)
+            elif i == QS:
+                v = r.qs_penalty
+            else:
+                v = 0
+            values.append(v if self.deck_mask >> i & 1 else 0)
+        self.values: tuple[int, ...] = tuple(values)
+        self.penalty_mask = sum(1 << i for i, v in enumerate(values) if v > 0)
+        self.moon_total = sum(values)
+        self.bonus = r.jd_bonus
+        self.bonus_bit = (1 << CARD_INDEX[r.bonus_card]) if r.jd_bonus else 0
+        clubs = self.deck_mask & CLUBS_MASK
+        self.lowest_club = (clubs & -clubs).bit_length() - 1 if clubs else -1
+        self.first_lead = r.first_lead
+        self.no_pts_first = r.no_pts_on_first_trick
+        self.must_break = r.must_break_hearts
+        self.qs_breaks = r.qs_breaks_hearts
+        self.qs_lead_needs_broken = r.qs_lead_needs_broken_hearts
+        self.hearts_instead_of_qs = r.can_lead_hearts_instead_of_qs
+        self.qs_drop = r.qs_must_drop_when_safe
+        self.pass_count = r.pass_count
+        self.pass_cycle = r.pass_cycle
+        self.moon = r.moon
+        self.sun = r.sun
+        self.avoid_bonus = r.avoid_all_tricks_bonus
+        self.target = r.target
+        self.end_after_hands = r.end_after_hands
+        self.exact_target_reset = r.exact_target_reset
+        self.tie_share = r.tie == "share"
+        self.lowest_wins = r.lowest_wins
+        # Playing out the rest can change a score only through these cards and, with these
+        # options, through who takes which trick.
+        self.scoring_mask = self.penalty_mask | self.bonus_bit
+        self.tricks_matter = r.sun or r.avoid_all_tricks_bonus != 0
+
+    def pass_direction(self, hand_no: int) -> str:
+        """The pass direction of hand ``hand_no`` (1-based)."""
+        if not self.pass_count:
+            return "hold"
+        return self.pass_cycle[(hand_no - 1) % len(self.pass_cycle)]

@@ -1,0 +1,60 @@
+"""What one seat may know of a game, and nothing more.
+
+A seat sees its own hand, the cards it passed and (once every seat has passed) the cards it received,
+the trick on the table, the last finished trick, who has taken which cards (every card played is seen
+by the whole table), the totals and the history. It never sees another seat's hand or passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cards import CARD_NAMES, cards_of
+from .state import MOON, PASS, PLAY, GameState
+
+
+def seat_view(state: GameState, seat: int) -> dict[str, Any]:
+    """A JSON-able view of ``state`` for ``seat``."""
+    n = state.players
+    names = CARD_NAMES
+    own_pass = state.passes[seat]
+    lt = state.last_trick
+    to_act = state.seats_to_act()
+    view: dict[str, Any] = {
+        "seat": seat,
+        "players": n,
+        "phase": state.phase,
+        "hand_no": state.hand_no,
+        "dealer": state.dealer,
+        "pass_direction": state.pass_direction,
+        "pass_count": state.t.pass_count,
+        "hand": list(state.hand(seat)),
+        "passed": None if own_pass is None else [names[i] for i in own_pass],
+        "received": list(cards_of(state.received[seat])) if state.phase != PASS else None,
+        "waiting_for_pass": list(state.seats_to_pass()),
+        "trick": [[s, c] for s, c in state.trick_cards()],
+        "leader": state.leader,
+        "to_move": state.to_move,
+        "to_act": list(to_act),
+        "legal": list(state.legal_cards()) if state.phase == PLAY and state.to_move == seat else [],
+        "tricks_played": state.tricks_played,
+        "hearts_broken": state.hearts_broken,
+        "taken": [list(cards_of(m)) for m in state.taken],
+        "tricks_won": list(state.tricks_won),
+        "points_taken": list(state.points_taken()),
+        "last_trick": None if lt is None else {
+            "leader": lt[0],
+            "cards": [[(lt[0] + k) % n, names[c]] for k, c in enumerate(lt[1])],
+            "winner": lt[2],
+            "points": lt[3],
+        },
+        "totals": list(state.totals),
+        "history": [
+            {"points": list(p), "totals": list(t),
+             "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring}}
+            for p, t, m in state.history
+        ],
+        "moon_choice": state.shooter[1] if state.phase == MOON and state.shooter and state.shooter[0] == seat else None,
+        "winners": list(state.winners),
+    }
+    return view
