@@ -1,0 +1,86 @@
+"""Engines, sessions and transactions for SQLite (embedded) and PostgreSQL.
+
+SQLite needs care to carry several writers (the SMTP front, workers):
+- WAL, so readers never block the writer and the writer never blocks readers;
+- a busy timeout, so a writer waits for the lock instead of failing at once;
+- ``BEGIN IMMEDIATE``: Python's sqlite3 driver delays BEGIN until the first write,
+  so a transaction that reads and then writes holds a stale snapshot and fails with
+  "database is locked" when another writer committed in between (the busy timeout
+  cannot help there).  Taking the write lock at BEGIN makes writers queue instead.
+  This is the event recipe of SQLAlchemy's SQLite documentation ("Enabling
+  Non-Legacy SQLite Transactional Modes"), with IMMEDIATE as the BEGIN mode.
+- ``foreign_keys=ON`` (off by default in SQLite) and ``synchronous=NORMAL``
+  (durable at checkpoints; the usual companion of WAL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+SQLITE_BEGIN_MODES = ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")
+
+
+def make_engine(
+    url: str | URL,
+    *,
+    busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    sqlite_begin: str = "IMMEDIATE",
+    **engine_kwargs: Any,
+) -> Engine:
+    """An engine for ``url``, tuned for the database it names.
+
+    ``sqlite_begin`` chooses how SQLite transactions start: IMMEDIATE (default,
+    for anything that may write), DEFERRED for read-only work that should not
+    queue behind writers.  Other keyword arguments go to ``create_engine``.
+    """
+    url = make_url(url)
+    if url.get_backend_name() == "sqlite":
+        if sqlite_begin not in SQLITE_BEGIN_MODES:
+            raise ValueError(f"sqlite_begin must be one of {SQLITE_BEGIN_MODES}")
+        engine_kwargs.setdefault("connect_args", {}).setdefault("timeout", busy_timeout_s)
+        engine = create_engine(url, **engine_kwargs)
+        _tune_sqlite(engine, busy_timeout_s=busy_timeout_s, begin=f"BEGIN {sqlite_begin}")
+        return engine
+    engine_kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **engine_kwargs)
+
+
+def _tune_sqlite(engine: Engine, *, busy_timeout_s: float, begin: str) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Stop the driver from emitting BEGIN itself; "begin" below does it.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        if connection.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            return
+        connection.exec_driver_sql(begin)
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions bound to ``engine``.  Objects stay readable after commit
+    (``expire_on_commit=False``) so services can hand them to templates."""
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(session_factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work: commit when the block ends, roll back if it raises."""
+    with session_factory() as session, session.begin():
+        yield session
