@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .cards import CARD_INDEX
 from .errors import IllegalMove, Reason
 from .events import Event
 from .rules import Rules
@@ -52,10 +51,7 @@ def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
         if state.phase == "play" and move.seat != state.to_move:
             raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move,
                               legal=[])
-        i = CARD_INDEX.get(move.card)
-        if i is None:
-            raise IllegalMove(Reason.UNKNOWN_CARD, text=move.card, legal=list(state.legal_cards()))
-        new = state._play(i, out)
+        new = state.play(move.card, out)
     elif isinstance(move, PassCards):
         new = state._pass(move.seat, tuple(move.cards), out)
     elif isinstance(move, Deal):

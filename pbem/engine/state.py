@@ -16,7 +16,7 @@ canonical card names.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from . import events as ev
 from .cards import (
@@ -44,96 +44,97 @@ PHASES = (DEAL, PASS, PLAY, MOON, OVER)
 MOON_CHOICES = ("old", "new", "safety")
 
 
-class GameState:
-    """One moment of a game. Read the attributes; change it only through its move methods."""
+class _Hand(NamedTuple):
+    """What changes at most once a hand (or a pass): kept apart so a card play copies less."""
 
-    __slots__ = (
-        "rules",  # Rules
-        "t",  # Table of the rules
-        "phase",  # DEAL PASS PLAY MOON OVER
-        "hand_no",  # 1-based; 0 before the first deal
-        "dealer",  # seat
-        "pass_direction",  # of this hand: left right across hold scatter
-        "deck",  # tuple of card indices of this hand's deal, in deal order
-        "_hands",  # every hand in one int: seat s's mask is bits 52*s to 52*s+51 (see hand_mask)
-        "passes",  # tuple by seat: tuple of card indices passed (in order), or None
-        "received",  # tuple of masks by seat, once the passes are exchanged
-        "trick",  # card indices of the trick on the table, in play order
-        "leader",  # seat that led (or leads) the trick on the table
-        "to_move",  # seat to play; -1 outside PLAY
-        "tricks_played",  # finished tricks this hand
-        "hearts_broken",
-        "taken",  # tuple of masks by seat: cards taken this hand
-        "points",  # tuple of ints by seat: penalty points taken this hand (before any moon)
-        "tricks_won",  # tuple of ints by seat
-        "last_trick",  # (leader, card indices, winner, points) or None
-        "totals",  # tuple of ints by seat
-        "history",  # tuple of (points, totals after, Moon|None) per scored hand
-        "shooter",  # (seat, kind) awaiting the moon choice, or None
-        "winners",  # tuple of seats once OVER, else ()
-        "_legal",  # cached legal mask (-1: not worked out yet)
-    )
+    rules: Rules
+    hand_no: int  # 1-based; 0 before the first deal
+    dealer: int
+    pass_direction: str  # of this hand: left right across hold scatter
+    deck: tuple[int, ...]  # card indices of this hand's deal, in deal order
+    passes: tuple[tuple[int, ...] | None, ...]  # by seat: card indices passed (in order), or None
+    received: tuple[int, ...]  # masks by seat, once the passes are exchanged
+    totals: tuple[int, ...]
+    history: tuple[tuple[tuple[int, ...], tuple[int, ...], "ev.Moon | None"], ...]  # (points, totals, moon)
+    shooter: tuple[int, str] | None  # (seat, kind) awaiting the moon choice
+    winners: tuple[int, ...]  # once OVER
+
+
+class _Tricks(NamedTuple):
+    """What changes once a trick: who leads, what each seat has taken."""
+
+    leader: int  # seat that led (or leads) the trick on the table
+    tricks_played: int  # finished tricks this hand
+    taken: tuple[int, ...]  # masks by seat
+    points: tuple[int, ...]  # penalty points taken by seat this hand (before any moon)
+    tricks_won: tuple[int, ...]
+    last_trick: tuple[int, tuple[int, ...], int, int] | None  # (leader, card indices, winner, points)
+
+
+class GameState:
+    """One moment of a game. Read its attributes; change it only through its move methods.
+
+    Attributes (read-only): ``rules``, ``phase``, ``hand_no``, ``dealer``, ``pass_direction``,
+    ``to_move`` (-1 outside the play phase), ``trick`` (card indices in play order; ``trick_cards()``
+    names them), ``leader``, ``tricks_played``, ``hearts_broken``, ``taken``/``points``/``tricks_won``
+    (by seat, this hand), ``last_trick``, ``totals``, ``history``, ``shooter``, ``winners``.
+    """
+
+    __slots__ = ("t", "phase", "_hands", "trick", "to_move", "hearts_broken", "_legal", "_h", "_k")
+    # t: the rules' Table; _hands: every hand in one int (seat s's mask at bit 52*s, see hand_mask);
+    # _legal: cached legal mask (-1: not worked out yet); _h: _Hand; _k: _Tricks.
 
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
     def new(cls, rules: Rules) -> "GameState":
         """A game before its first deal."""
-        s = object.__new__(cls)
         n = rules.players
-        s.rules = rules
+        zeros = (0,) * n
+        s = object.__new__(cls)
         s.t = rules.table
         s.phase = DEAL
-        s.hand_no = 0
-        s.dealer = n - 1
-        s.pass_direction = "hold"
-        s.deck = ()
         s._hands = 0
-        s.passes = (None,) * n
-        s.received = (0,) * n
         s.trick = ()
-        s.leader = -1
         s.to_move = -1
-        s.tricks_played = 0
         s.hearts_broken = False
-        s.taken = (0,) * n
-        s.points = (0,) * n
-        s.tricks_won = (0,) * n
-        s.last_trick = None
-        s.totals = (0,) * n
-        s.history = ()
-        s.shooter = None
-        s.winners = ()
         s._legal = -1
+        s._h = _Hand(rules, 0, n - 1, "hold", (), (None,) * n, zeros, zeros, (), None, ())
+        s._k = _Tricks(-1, 0, zeros, zeros, zeros, None)
         return s
 
     def _copy(self) -> "GameState":
         s = object.__new__(GameState)
-        s.rules = self.rules
         s.t = self.t
         s.phase = self.phase
-        s.hand_no = self.hand_no
-        s.dealer = self.dealer
-        s.pass_direction = self.pass_direction
-        s.deck = self.deck
         s._hands = self._hands
-        s.passes = self.passes
-        s.received = self.received
         s.trick = self.trick
-        s.leader = self.leader
         s.to_move = self.to_move
-        s.tricks_played = self.tricks_played
         s.hearts_broken = self.hearts_broken
-        s.taken = self.taken
-        s.points = self.points
-        s.tricks_won = self.tricks_won
-        s.last_trick = self.last_trick
-        s.totals = self.totals
-        s.history = self.history
-        s.shooter = self.shooter
-        s.winners = self.winners
         s._legal = -1
+        s._h = self._h
+        s._k = self._k
         return s
+
+    # -- the slower-changing parts, as attributes -----------------------------------------------
+
+    rules = property(lambda self: self._h.rules)
+    hand_no = property(lambda self: self._h.hand_no)
+    dealer = property(lambda self: self._h.dealer)
+    pass_direction = property(lambda self: self._h.pass_direction)
+    deck = property(lambda self: self._h.deck)
+    passes = property(lambda self: self._h.passes)
+    received = property(lambda self: self._h.received)
+    totals = property(lambda self: self._h.totals)
+    history = property(lambda self: self._h.history)
+    shooter = property(lambda self: self._h.shooter)
+    winners = property(lambda self: self._h.winners)
+    leader = property(lambda self: self._k.leader)
+    tricks_played = property(lambda self: self._k.tricks_played)
+    taken = property(lambda self: self._k.taken)
+    points = property(lambda self: self._k.points)
+    tricks_won = property(lambda self: self._k.tricks_won)
+    last_trick = property(lambda self: self._k.last_trick)
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -202,7 +203,7 @@ class GameState:
         t = self.t
         h = self._hands >> 52 * self.to_move & FULL_DECK
         trick = self.trick
-        first = self.tricks_played == 0
+        first = self._k.tricks_played == 0
         if trick:
             follow = h & SUIT_MASK_OF[trick[0]]
             if follow:
@@ -233,7 +234,8 @@ class GameState:
 
     def legal_cards(self) -> tuple[str, ...]:
         """The cards the seat to play may play now (empty outside the play phase)."""
-        return cards_of(self.legal_mask())
+        legal = self._legal
+        return cards_of(legal if legal >= 0 else self.legal_mask())
 
     def only_legal_card(self) -> str | None:
         """The card the seat to play must play, when it has exactly one legal card."""
@@ -279,13 +281,6 @@ class GameState:
         the left, the next to the seat after it, and so on."""
         return self._pass(seat, tuple(cards), None)
 
-    def play(self, card: str) -> "GameState":
-        """The seat to move plays ``card``."""
-        i = CARD_INDEX.get(card)
-        if i is None:
-            raise IllegalMove(Reason.UNKNOWN_CARD, text=card, legal=list(self.legal_cards()))
-        return self._play(i, None)
-
     def choose_moon(self, seat: int, choice: str) -> "GameState":
         """``moon=choice``: the shooter chooses ``old`` (others take M) or ``new`` (shooter takes −M);
         ``safety`` applies the ``moon=safety`` rule (used when the shooter does not answer in time)."""
@@ -329,29 +324,21 @@ class GameState:
         # One card at a time clockwise from the dealer's left: seat s gets every n-th card.
         bit = BIT.__getitem__
         hands = [sum(map(bit, idx[(seat - dealer - 1) % n::n])) for seat in range(n)]
+        zeros = (0,) * n
+        h = self._h
         s = self._copy()
-        s.hand_no = hand_no
-        s.dealer = dealer
-        s.pass_direction = direction
-        s.deck = tuple(idx)
+        s._h = _Hand(h.rules, hand_no, dealer, direction, tuple(idx), (None,) * n, zeros, h.totals, h.history,
+                     None, h.winners)
+        s._k = _Tricks(-1, 0, zeros, zeros, zeros, None)
         s._hands = _pack(hands)
-        s.passes = (None,) * n
-        s.received = (0,) * n
         s.trick = ()
-        s.tricks_played = 0
         s.hearts_broken = False
-        s.taken = (0,) * n
-        s.points = (0,) * n
-        s.tricks_won = (0,) * n
-        s.last_trick = None
-        s.shooter = None
         if out is not None:
             out.append(ev.HandDealt(hand_no, dealer, direction))
         if direction == "hold":
             s._start_play()
         else:
             s.phase = PASS
-            s.leader = -1
             s.to_move = -1
         return s
 
@@ -362,9 +349,10 @@ class GameState:
             leader = (self.dealer + 1) % t.players
         else:
             bit = 1 << t.lowest_club
-            leader = next(s for s, h in enumerate(self.hands) if h & bit)
+            leader = next(s for s in range(t.players) if self._hands >> 52 * s & bit)
         self.phase = PLAY
-        self.leader = leader
+        k = self._k
+        self._k = _Tricks(leader, 0, k.taken, k.points, k.tricks_won, None)
         self.to_move = leader
         self._legal = -1
 
@@ -374,7 +362,7 @@ class GameState:
                 raise IllegalMove(Reason.NO_PASS_THIS_HAND)
             raise self._wrong_phase(PASS)
         self._check_seat(seat)
-        if self.passes[seat] is not None:
+        if self._h.passes[seat] is not None:
             raise IllegalMove(Reason.ALREADY_PASSED, seat=seat)
         t = self.t
         if len(cards) != t.pass_count:
@@ -395,33 +383,35 @@ class GameState:
         s = self._copy()
         passes = list(self.passes)
         passes[seat] = tuple(chosen)
-        s.passes = tuple(passes)
+        h = self._h
+        s._h = _Hand(h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, tuple(passes), h.received, h.totals,
+                     h.history, h.shooter, h.winners)
         s._hands = self._hands & ~(mask << 52 * seat)
         if out is not None:
             out.append(ev.CardsPassed(seat))
-        if all(p is not None for p in passes):
+        if None not in passes:
             s._exchange(out)
         return s
 
     def _exchange(self, out: list | None) -> None:
         """(On a fresh copy.) Every seat has passed: the passed cards join their new hands."""
         n = self.t.players
-        direction = self.pass_direction
+        h = self._h
+        direction = h.pass_direction
         received = [0] * n
-        for seat, chosen in enumerate(self.passes):
+        for seat, chosen in enumerate(h.passes):
             if direction == "scatter":
+                # pass_count/(n-1) cards to each other seat, the first ones to the seat on the left.
                 k = len(chosen) // (n - 1)
                 for j in range(n - 1):
                     to = (seat + 1 + j) % n
-                    for i in chosen[j * k:(j + 1) * k]:
-                        received[to] |= 1 << i
+                    received[to] |= sum(map(BIT.__getitem__, chosen[j * k:(j + 1) * k]))
             else:
-                step = {"left": 1, "right": n - 1, "across": n // 2}[direction]
-                to = (seat + step) % n
-                for i in chosen:
-                    received[to] |= 1 << i
-        self.received = tuple(received)
-        self._hands = _pack([h | r for h, r in zip(self.hands, received)])
+                to = (seat + (1 if direction == "left" else n - 1 if direction == "right" else n // 2)) % n
+                received[to] = sum(map(BIT.__getitem__, chosen))
+        self._h = _Hand(h.rules, h.hand_no, h.dealer, direction, h.deck, h.passes, tuple(received), h.totals,
+                        h.history, h.shooter, h.winners)
+        self._hands |= _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
         self._start_play()
@@ -456,63 +446,69 @@ class GameState:
             return IllegalMove(Reason.QS_NEEDS_BROKEN_HEARTS, card=card, legal=legal_cards)
         return IllegalMove(Reason.HEARTS_NOT_BROKEN, card=card, legal=legal_cards)
 
-    def _play(self, i: int, out: list | None) -> "GameState":
+    def play(self, card: str, _events: list | None = None) -> "GameState":
+        """The seat to move plays ``card``. (``apply`` passes ``_events`` to collect what happened.)"""
+        # The hot path of every playout: kept flat on purpose.
         if self.phase != PLAY:
             raise self._wrong_phase(PLAY)
-        bit = 1 << i
+        i = CARD_INDEX.get(card)
+        if i is None:
+            raise IllegalMove(Reason.UNKNOWN_CARD, text=str(card), legal=list(self.legal_cards()))
+        out = _events
+        bit = BIT[i]
         legal = self._legal
         if legal < 0:
             legal = self.legal_mask()
         if not legal & bit:
             raise self._refusal(i, legal)
         t = self.t
-        n = t.players
         seat = self.to_move
-        s = self._copy()
-        s._hands = self._hands ^ bit << 52 * seat
         trick = self.trick + (i,)
+        s = object.__new__(GameState)
+        s.t = t
+        s.phase = PLAY
+        s._hands = self._hands ^ bit << 52 * seat
+        s._legal = -1
+        s._h = self._h
+        k = self._k
         if out is not None:
-            out.append(ev.CardPlayed(seat, CARD_NAMES[i], self.tricks_played + 1))
-        if not self.hearts_broken and (bit & HEARTS_MASK or (i == QS and t.qs_breaks)):
+            out.append(ev.CardPlayed(seat, CARD_NAMES[i], k.tricks_played + 1))
+        if self.hearts_broken:
+            s.hearts_broken = True
+        elif bit & HEARTS_MASK or (i == QS and t.qs_breaks):
             s.hearts_broken = True
             if out is not None:
                 out.append(ev.HeartsBroken(seat, CARD_NAMES[i]))
+        else:
+            s.hearts_broken = False
+        n = t.players
         if len(trick) < n:
             s.trick = trick
             s.to_move = seat + 1 if seat + 1 < n else 0
+            s._k = k
             return s
         # The trick is complete: the highest card of the led suit takes it.
-        led = SUIT_OF[trick[0]]
-        best = trick[0]
-        best_k = 0
-        tmask = 0
-        points = 0
-        values = t.values
-        for k, c in enumerate(trick):
-            tmask |= 1 << c
-            points += values[c]
-            if c > best and SUIT_OF[c] == led:
-                best = c
-                best_k = k
-        winner = (self.leader + best_k) % n
-        taken = list(self.taken)
+        tmask = sum(map(BIT.__getitem__, trick))
+        points = sum(map(t.values.__getitem__, trick))
+        best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
+        leader = k.leader
+        winner = (leader + trick.index(best)) % n
+        taken = list(k.taken)
         taken[winner] |= tmask
-        s.taken = tuple(taken)
-        if points:
-            pts = list(self.points)
-            pts[winner] += points
-            s.points = tuple(pts)
-        won = list(self.tricks_won)
+        won = list(k.tricks_won)
         won[winner] += 1
-        s.tricks_won = tuple(won)
-        s.tricks_played = self.tricks_played + 1
-        s.last_trick = (self.leader, trick, winner, points)
+        pts = k.points
+        if points:
+            pts = list(pts)
+            pts[winner] += points
+            pts = tuple(pts)
+        played = k.tricks_played + 1
+        s._k = _new_tuple(_Tricks, (winner, played, tuple(taken), pts, tuple(won), (leader, trick, winner, points)))
         s.trick = ()
-        s.leader = winner
         s.to_move = winner
         if out is not None:
-            out.append(ev.TrickWon(s.tricks_played, self.leader, tuple(CARD_NAMES[c] for c in trick), winner, points))
-        if s.tricks_played == t.hand_size:
+            out.append(ev.TrickWon(played, leader, tuple(CARD_NAMES[c] for c in trick), winner, points))
+        if played == t.hand_size:
             s._end_hand(out)
         return s
 
@@ -535,7 +531,7 @@ class GameState:
             self._score(None, out)
         elif t.moon == "choice":
             self.phase = MOON
-            self.shooter = shooter
+            self._h = self._h._replace(shooter=shooter)
             if out is not None:
                 out.append(ev.MoonChoiceNeeded(*shooter))
         elif t.moon == "safety":
@@ -554,7 +550,7 @@ class GameState:
         if choice == "safety":
             choice = self._safety_choice(shooter)
         s = self._copy()
-        s.shooter = None
+        s._h = self._h._replace(shooter=None)
         s._score(ev.Moon(shooter[0], shooter[1], choice), out)
         return s
 
@@ -613,9 +609,9 @@ class GameState:
         """(On a fresh copy.) Rule 9: hand scores, totals, exact reset, end of game."""
         points = self._hand_points(moon)
         totals = self._new_totals(points)
-        self.totals = totals
-        self.history = self.history + ((points, totals, moon),)
         winners = self._winners(totals, self.hand_no)
+        self._h = self._h._replace(totals=totals, history=self.history + ((points, totals, moon),),
+                                   winners=winners or ())
         if out is not None:
             out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won))
         self.to_move = -1
@@ -623,7 +619,6 @@ class GameState:
             self.phase = DEAL
             return
         self.phase = OVER
-        self.winners = winners
         if out is not None:
             out.append(ev.GameOver(winners, self.ranking(), totals))
 
@@ -653,6 +648,7 @@ class GameState:
             "tricks_played": self.tricks_played,
             "hearts_broken": self.hearts_broken,
             "taken": [list(cards_of(m)) for m in self.taken],
+            "points": list(self.points),
             "tricks_won": list(self.tricks_won),
             "last_trick": None if self.last_trick is None else {
                 "leader": self.last_trick[0], "cards": [names[i] for i in self.last_trick[1]],
@@ -675,34 +671,40 @@ class GameState:
                 m |= 1 << CARD_INDEX[c]
             return m
 
+        lt = d["last_trick"]
+        sh = d["shooter"]
         s = cls.new(Rules.from_dict(d["rules"]))
         s.phase = d["phase"]
-        s.hand_no = d["hand_no"]
-        s.dealer = d["dealer"]
-        s.pass_direction = d["pass_direction"]
-        s.deck = tuple(CARD_INDEX[c] for c in d["deck"])
         s._hands = _pack([mask(h) for h in d["hands"]])
-        s.passes = tuple(None if p is None else tuple(CARD_INDEX[c] for c in p) for p in d["passes"])
-        s.received = tuple(mask(r) for r in d["received"])
         s.trick = tuple(CARD_INDEX[c] for c in d["trick"])
-        s.leader = d["leader"]
         s.to_move = d["to_move"]
-        s.tricks_played = d["tricks_played"]
         s.hearts_broken = d["hearts_broken"]
-        s.taken = tuple(mask(m) for m in d["taken"])
-        s.tricks_won = tuple(d["tricks_won"])
-        lt = d["last_trick"]
-        s.last_trick = None if lt is None else (
-            lt["leader"], tuple(CARD_INDEX[c] for c in lt["cards"]), lt["winner"], lt["points"])
-        s.totals = tuple(d["totals"])
-        s.history = tuple(
-            (tuple(h["points"]), tuple(h["totals"]),
-             None if h["moon"] is None else ev.Moon(h["moon"]["seat"], h["moon"]["kind"], h["moon"]["scoring"]))
-            for h in d["history"]
+        s._h = _Hand(
+            rules=s.rules,
+            hand_no=d["hand_no"],
+            dealer=d["dealer"],
+            pass_direction=d["pass_direction"],
+            deck=tuple(CARD_INDEX[c] for c in d["deck"]),
+            passes=tuple(None if p is None else tuple(CARD_INDEX[c] for c in p) for p in d["passes"]),
+            received=tuple(mask(r) for r in d["received"]),
+            totals=tuple(d["totals"]),
+            history=tuple(
+                (tuple(h["points"]), tuple(h["totals"]),
+                 None if h["moon"] is None else ev.Moon(h["moon"]["seat"], h["moon"]["kind"], h["moon"]["scoring"]))
+                for h in d["history"]
+            ),
+            shooter=None if sh is None else (sh["seat"], sh["kind"]),
+            winners=tuple(d["winners"]),
         )
-        sh = d["shooter"]
-        s.shooter = None if sh is None else (sh["seat"], sh["kind"])
-        s.winners = tuple(d["winners"])
+        s._k = _Tricks(
+            leader=d["leader"],
+            tricks_played=d["tricks_played"],
+            taken=tuple(mask(m) for m in d["taken"]),
+            points=tuple(d["points"]),
+            tricks_won=tuple(d["tricks_won"]),
+            last_trick=None if lt is None else (
+                lt["leader"], tuple(CARD_INDEX[c] for c in lt["cards"]), lt["winner"], lt["points"]),
+        )
         return s
 
     def __eq__(self, other: object) -> bool:
@@ -715,6 +717,9 @@ class GameState:
     def __repr__(self) -> str:
         return (f"<GameState hand {self.hand_no} {self.phase} to_move={self.to_move} "
                 f"trick={[CARD_NAMES[c] for c in self.trick]} totals={list(self.totals)}>")
+
+
+_new_tuple = tuple.__new__  # makes a NamedTuple without its Python-level __new__ (hot path)
 
 
 def _pack(masks: Sequence[int]) -> int:
