@@ -25,8 +25,6 @@ def db() -> None:
 def upgrade(settings: Settings, revision: str) -> None:
     """Migrate PBEM_DATABASE_URL up to REVISION (creating the database file if needed)."""
     url = settings.database_url
-    if make_url(url).get_backend_name() == "sqlite":
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate.upgrade(url, revision)
     click.echo(f"{_shown(url)}: at revision {migrate.current(url)}")
 

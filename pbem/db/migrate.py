@@ -7,11 +7,14 @@ checkout and from an installed wheel.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import pool
+from sqlalchemy.engine import make_url
 
 from pbem.db.session import make_engine
 from pbem.resources import migrations_dir
@@ -28,12 +31,23 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Migrate the database at ``url`` up to ``revision`` (default: the newest)."""
+    """Migrate the database at ``url`` up to ``revision`` (default: the newest).
+    A SQLite file and its directory are created when missing."""
+    sqlite_file = _sqlite_file(url)
+    if sqlite_file is not None:
+        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(url), revision)
 
 
 def current(url: str) -> str | None:
-    """The revision the database at ``url`` is at (None when never migrated)."""
+    """The revision the database at ``url`` is at (None when never migrated).
+
+    Asking never creates a database: a SQLite file that does not exist is simply
+    not migrated yet.
+    """
+    sqlite_file = _sqlite_file(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        return None
     engine = make_engine(url, poolclass=pool.NullPool)
     try:
         with engine.connect() as connection:
@@ -48,3 +62,11 @@ def head() -> str:
     if head_revision is None:
         raise RuntimeError(f"no migrations found in {migrations_dir()}")
     return head_revision
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a file-backed SQLite URL, else None."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
