@@ -225,6 +225,17 @@ class Settings:
         "PBEM_DEFAULT_LANGUAGE", "en", doc="language of mails for players who chose none"
     )
 
+    # Tests only: a file holding seconds added to the real time, read by every process's clock.
+    clock_offset_file: Path | None = setting(
+        "PBEM_CLOCK_OFFSET_FILE", None, optional_path,
+        doc="(tests) file of seconds added to the clock of every process, to run days in seconds",
+    )
+    # Game defaults for games that do not say otherwise.
+    bot_name: str = setting(
+        "PBEM_DEFAULT_BOT", "heuristic",
+        doc="computer player that fills bot seats and plays for resigned players",
+    )
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Build settings from ``env`` (usually ``os.environ``).

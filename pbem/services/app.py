@@ -1,0 +1,53 @@
+"""The things every service needs, built once per process and passed down (no globals).
+
+``Services.from_settings(settings)`` makes the database engine and session factory for
+``PBEM_DATABASE_URL``, picks the clock (the system clock, or an offset clock when
+``PBEM_CLOCK_OFFSET_FILE`` is set for tests) and builds the mail composer on first use.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbem.config import Settings
+from pbem.db.session import make_engine, make_session_factory
+
+from .clock import Clock, OffsetClock, SystemClock
+
+if TYPE_CHECKING:
+    from pbem.mail.compose import MailComposer
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: Engine
+    session_factory: sessionmaker[Session]
+    clock: Clock
+    #: Source of shuffles for games created without a seed.
+    rng: random.Random = field(default_factory=random.SystemRandom)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
+                      engine: Engine | None = None) -> "Services":
+        engine = engine or make_engine(settings.database_url)
+        if clock is None:
+            offset_file = getattr(settings, "clock_offset_file", None)
+            clock = OffsetClock(offset_file) if offset_file else SystemClock()
+        return cls(settings=settings, engine=engine, session_factory=make_session_factory(engine), clock=clock)
+
+    @cached_property
+    def composer(self) -> "MailComposer":
+        from pbem.mail.compose import MailComposer
+        from pbem.resources import templates_dir
+
+        return MailComposer(templates_dir(), domain=self.settings.mail_domain)
+
+    def close(self) -> None:
+        self.engine.dispose()
