@@ -186,6 +186,9 @@ class Game(Base):
     updated_at: Mapped[datetime] = mapped_column(server_default=now_default())
     # Message-ID of the game's first mail: the root of its mail thread.
     thread_id: Mapped[str | None] = mapped_column(String(MESSAGE_ID_LENGTH))
+    # Seed of the deals (deck of hand k from random.Random(f"{seed}:{k}")); None: system randomness.
+    seed: Mapped[str | None] = mapped_column(String(128))
+    title: Mapped[str] = mapped_column(String(200), default="", server_default="")
 
     creator: Mapped[Player | None] = relationship()
     seats: Mapped[list[Seat]] = relationship(
