@@ -13,18 +13,25 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from pbem.db import migrate
-from tests.harness.postgres import PostgresServer
-from tests.harness.redis_server import RedisServer
-from tests.harness.smtp_sink import SmtpSink
+# Server harnesses and Alembic are imported by the fixtures that need them, so a
+# run of pure unit tests does not pay for them.
+if TYPE_CHECKING:
+    from tests.harness.postgres import PostgresServer
+    from tests.harness.redis_server import RedisServer
+    from tests.harness.smtp_sink import SmtpSink
 
 settings.register_profile("dev")
 settings.register_profile(
-    "ci", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=50,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -35,6 +42,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL cluster for the whole run."""
+    from tests.harness.postgres import PostgresServer
+
     with PostgresServer() as server:
         yield server
 
@@ -57,6 +66,8 @@ def pg_db_url(postgres_server: PostgresServer) -> Iterator[str]:
 def pg_template(postgres_server: PostgresServer) -> str:
     """Name of a database migrated to head once, copied for each test that needs
     a migrated database (copying is much cheaper than migrating)."""
+    from pbem.db import migrate
+
     name = "pbem_migrated_template"
     migrate.upgrade(postgres_server.create_database(name))
     return name
@@ -81,6 +92,9 @@ def sqlite_db_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def sqlite_migrated_url(sqlite_db_url: str) -> str:
+    """A new SQLite file migrated to head."""
+    from pbem.db import migrate
+
     migrate.upgrade(sqlite_db_url)
     return sqlite_db_url
 
@@ -101,6 +115,8 @@ def db_url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
+    from tests.harness.redis_server import RedisServer
+
     with RedisServer() as server:
         yield server
 
@@ -116,6 +132,8 @@ def smtp_sink() -> Iterator[SmtpSink]:
     """An SMTP server on 127.0.0.1 capturing every message (``.messages``,
     ``.wait_for_messages(n)``, ``.wait_for_message(predicate)``, ``.clear()``).
     Shared by the run: clear it, or match on recipients, in each test."""
+    from tests.harness.smtp_sink import SmtpSink
+
     with SmtpSink() as sink:
         yield sink
 
