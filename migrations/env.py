@@ -26,7 +26,7 @@ from pbem.db.types import UTCDateTime
 config = context.config
 target_metadata = Base.metadata
 
-if config.config_file_name is not None and config.attributes.get("configure_logger", True):
+if config.config_file_name is not None:  # only when run as `alembic -c migrations/alembic.ini`
     fileConfig(config.config_file_name, disable_existing_loggers=False)
 
 

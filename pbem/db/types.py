@@ -37,8 +37,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
-JSONDocument = JSON().with_variant(postgresql.JSONB(), "postgresql")
-"""JSON everywhere; JSONB on PostgreSQL (compact, indexable)."""
+JSONDocument = JSON(none_as_null=True).with_variant(
+    postgresql.JSONB(none_as_null=True), "postgresql"
+)
+"""JSON everywhere; JSONB on PostgreSQL (compact, indexable).  Python ``None`` is
+stored as SQL NULL, not the JSON literal ``null``, so ``IS NULL`` finds it."""
 
 RawBytes = LargeBinary()
 """Raw mail bytes (BLOB on SQLite, bytea on PostgreSQL)."""

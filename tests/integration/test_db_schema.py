@@ -133,3 +133,16 @@ def test_game_version_guards_against_concurrent_updates(db_url: str) -> None:
             assert [seat.seat for seat in stored.seats] == [0, 1, 2, 3]
     finally:
         engine.dispose()
+
+
+def test_json_none_is_sql_null(db_url: str) -> None:
+    engine = make_engine(db_url)
+    factory = make_session_factory(engine)
+    try:
+        with transaction(factory) as session:
+            session.add(Game(rules={"preset": "standard", "target": 100}, snapshot=None))
+        with factory() as session:
+            found = session.scalars(select(Game).where(Game.snapshot.is_(None))).one()
+            assert found.rules == {"preset": "standard", "target": 100}
+    finally:
+        engine.dispose()
