@@ -40,7 +40,7 @@ def make_engine(
     for anything that may write), DEFERRED for read-only work that should not
     queue behind writers.  Other keyword arguments go to ``create_engine``.
     """
-    url = make_url(url)
+    url = normalise_url(url)
     if url.get_backend_name() == "sqlite":
         if sqlite_begin not in SQLITE_BEGIN_MODES:
             raise ValueError(f"sqlite_begin must be one of {SQLITE_BEGIN_MODES}")
@@ -50,6 +50,15 @@ def make_engine(
         return engine
     engine_kwargs.setdefault("pool_pre_ping", True)
     return create_engine(url, **engine_kwargs)
+
+
+def normalise_url(url: str | URL) -> URL:
+    """``postgres://`` and ``postgresql://`` mean psycopg 3 here (the installed
+    driver; SQLAlchemy would otherwise look for psycopg2)."""
+    url = make_url(url)
+    if url.drivername in ("postgres", "postgresql"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url
 
 
 def _tune_sqlite(engine: Engine, *, busy_timeout_s: float, begin: str) -> None:

@@ -76,8 +76,11 @@ class PostgresServer:
     # -- lifecycle -------------------------------------------------------------
 
     def start(self, attempts: int = 3) -> PostgresServer:
-        self.base_dir = Path(tempfile.mkdtemp(prefix="pbem-pg-"))
-        if os.geteuid() == 0:
+        as_root = os.geteuid() == 0
+        # As root, the server user must be able to reach the directory: use /tmp
+        # itself rather than a TMPDIR that may be private to root.
+        self.base_dir = Path(tempfile.mkdtemp(prefix="pbem-pg-", dir="/tmp" if as_root else None))
+        if as_root:
             self._owner = ensure_system_user()
             self._run_as = ["runuser", "-u", self._owner.pw_name, "--"]
             os.chown(self.base_dir, self._owner.pw_uid, self._owner.pw_gid)

@@ -34,3 +34,11 @@ def test_bad_configuration_is_a_clean_error(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "PBEM_RELAY_TLS" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_plain_postgresql_urls_use_psycopg3() -> None:
+    from pbem.db.session import normalise_url
+
+    assert normalise_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+    assert normalise_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
+    assert normalise_url("sqlite:///x.db").drivername == "sqlite"
