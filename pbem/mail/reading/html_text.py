@@ -1,0 +1,144 @@
+"""HTML-only mail to plain text, keeping what reply extraction needs.
+
+Reply extraction works on text where quoted mail is marked the way plain-text clients mark it, so
+this converter writes the contents of ``<blockquote>`` and of the quote containers that clients
+wrap around earlier mail (Gmail's ``gmail_quote``, Thunderbird's ``moz-cite-prefix``, Yahoo's
+``yahoo_quoted``…) as ``> `` lines; everything after Outlook's ``appendonsend`` /
+``divRplyFwdMsg`` markers is quoted too (Outlook puts the earlier mail *after* them, not inside).
+Signature containers (``gmail_signature``, ``moz-signature``, Outlook's ``Signature``, Apple's
+``AppleMailSignature``) are dropped. ``<hr>`` becomes Outlook's underscore separator line.
+
+The standard library's tolerant ``html.parser`` is enough: no layout, no CSS, just text.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+_SKIP = frozenset({"head", "style", "script", "title", "template", "xml", "o:smarttagtype"})
+_VOID = frozenset({"br", "hr", "img", "meta", "link", "input", "wbr", "area", "base", "col", "source"})
+_BLOCK = frozenset({
+    "p", "div", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
+    "blockquote", "dl", "dt", "dd", "section", "article", "header", "footer", "address", "center",
+})
+_QUOTE_CLASSES = frozenset({
+    "gmail_quote", "gmail_quote_container", "gmail_attr", "moz-cite-prefix", "yahoo_quoted",
+    "protonmail_quote", "outlookmessageheader", "zmail_extra", "x_gmail_quote", "x_yahoo_quoted",
+})
+_QUOTE_IDS = frozenset({"mail-editor-reference-message-container", "reply-intro"})
+_QUOTE_REST_IDS = frozenset({"appendonsend", "divrplyfwdmsg", "x_appendonsend", "x_divrplyfwdmsg"})
+_SIGNATURE_CLASSES = frozenset({"gmail_signature", "moz-signature", "x_gmail_signature"})
+_SIGNATURE_IDS = frozenset({"signature", "applemailsignature", "ms-outlook-mobile-signature"})
+_OUTLOOK_SEPARATOR = "_" * 32
+_SPACES = re.compile(r"[ \t\r\n\f\u00a0\u200b]+")
+
+
+class _TextWriter(HTMLParser):
+    """Collects lines of text, each with the quote depth it was written at."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[tuple[int, str]] = []
+        self._line: list[str] = []
+        self._line_depth = 0
+        self._stack: list[tuple[str, int, int, bool]] = []  # tag, quote added, skip added, pre
+        self._quote = 0
+        self._skip = 0
+        self._pre = 0
+        self._quote_rest = False
+
+    # -- structure --------------------------------------------------------------------------
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self._newline(force=True)
+            return
+        if tag == "hr":
+            self._newline()
+            self._text(_OUTLOOK_SEPARATOR)
+            self._newline()
+            return
+        if tag in _VOID:
+            return
+        quote = skip = 0
+        attr = dict(attrs)
+        classes = set((attr.get("class") or "").lower().split())
+        ident = (attr.get("id") or "").lower()
+        if tag in _SKIP or classes & _SIGNATURE_CLASSES or ident in _SIGNATURE_IDS:
+            skip = 1
+        if tag == "blockquote" or classes & _QUOTE_CLASSES or ident in _QUOTE_IDS:
+            quote = 1
+        if ident in _QUOTE_REST_IDS:
+            self._newline()
+            self._quote_rest = True
+        if tag in _BLOCK:
+            self._newline()
+        pre = tag == "pre"
+        self._stack.append((tag, quote, skip, pre))
+        self._quote += quote
+        self._skip += skip
+        self._pre += pre
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID:
+            return
+        if not any(t == tag for t, _, _, _ in self._stack):
+            return  # a stray end tag: ignore, as browsers do
+        while self._stack:
+            open_tag, quote, skip, pre = self._stack.pop()
+            if open_tag in _BLOCK:
+                self._newline()
+            self._quote -= quote
+            self._skip -= skip
+            self._pre -= pre
+            if open_tag == tag:
+                break
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self.handle_endtag(tag)
+
+    # -- text -------------------------------------------------------------------------------
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        if self._pre:
+            first, *rest = data.split("\n")
+            self._text(first)
+            for piece in rest:
+                self._newline(force=True)
+                self._text(piece)
+            return
+        text = _SPACES.sub(" ", data)
+        if not self._line:
+            text = text.lstrip()
+        if text:
+            self._text(text)
+
+    def _text(self, text: str) -> None:
+        if not self._line:
+            self._line_depth = self._quote + (1 if self._quote_rest else 0)
+        self._line.append(text)
+
+    def _newline(self, force: bool = False) -> None:
+        if self._line:
+            self.lines.append((self._line_depth, "".join(self._line).rstrip()))
+            self._line = []
+        elif force and not self._skip:
+            self.lines.append((self._quote + (1 if self._quote_rest else 0), ""))
+
+    def text(self) -> str:
+        self._newline()
+        out: list[str] = []
+        for depth, line in self.lines:
+            out.append(("> " * depth + line).rstrip() if depth else line)
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+
+
+def html_to_text(html: str) -> str:
+    """The readable text of an HTML mail body, earlier mail marked with ``> `` (module doc)."""
+    writer = _TextWriter()
+    writer.feed(html)
+    writer.close()
+    return writer.text()

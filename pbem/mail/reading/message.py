@@ -1,0 +1,338 @@
+"""Raw inbound bytes to a small :class:`IncomingMail` value.
+
+Parsing uses ``email.message_from_bytes(raw, policy=compat32)``: the default ``email.policy``
+builds header objects for every header and costs several times more (issue 5). With compat32
+header values stay raw strings, so this module decodes the few headers it needs itself
+(RFC 2047 encoded words, raw 8-bit UTF-8 or Latin headers, folding) and decodes bodies with the
+lenient rules of :mod:`.charsets`. Nothing here raises on malformed mail: the worst case is empty
+fields, which later stages answer as unreadable.
+
+The body is the first inline ``text/plain`` part outside attached messages (``format=flowed``
+undone), else the first ``text/html`` part converted to text. A ``multipart/report`` (a delivery
+status notification) is also read into a :class:`DeliveryReport` for :mod:`.autoreply`.
+"""
+
+from __future__ import annotations
+
+import email
+import re
+from dataclasses import dataclass, field
+from email.errors import HeaderParseError
+from email.header import decode_header
+from email.message import Message
+from email.parser import HeaderParser
+from email.policy import compat32
+from email.utils import collapse_rfc2231_value, getaddresses, parseaddr
+
+from .charsets import decode_bytes
+from .html_text import html_to_text
+
+_FOLDING = re.compile(r"\r?\n(?=[ \t])")
+_MSG_ID = re.compile(r"<[^<>\s]+>")
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+
+
+@dataclass(frozen=True, slots=True)
+class RecipientStatus:
+    """One per-recipient block of a delivery status notification (RFC 3464)."""
+
+    final_recipient: str  # address, lower case, the ``rfc822;`` type removed
+    original_recipient: str
+    action: str  # failed, delayed, delivered, relayed, expanded (lower case)
+    status: str  # e.g. 5.1.1
+    diagnostic: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryReport:
+    """What a ``multipart/report`` says: its type, per-recipient fields, the returned headers."""
+
+    report_type: str  # delivery-status, disposition-notification, feedback-report…
+    recipients: tuple[RecipientStatus, ...] = ()
+    #: Headers of the original message, from a ``message/rfc822`` or ``text/rfc822-headers`` part.
+    original_headers: tuple[tuple[str, str], ...] = ()
+
+    def original_header(self, name: str) -> str | None:
+        """The first returned header of the original called ``name`` (decoded), or None."""
+        key = name.lower()
+        for hname, value in self.original_headers:
+            if hname.lower() == key:
+                return decode_header_value(value)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMail:
+    """An inbound message as the rest of pbem needs it; all text fields are decoded ``str``."""
+
+    #: SMTP envelope sender as given by the front: "" for the null sender ``<>``, None if unknown.
+    envelope_sender: str | None
+    from_address: str  # lower case addr-spec, "" when missing or unparseable
+    from_name: str
+    message_id: str | None  # "<id@host>" as written, angle brackets kept
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    subject: str
+    content_type: str  # of the whole message, lower case ("multipart/alternative")
+    text: str  # the body as text, "\n" line ends
+    text_from_html: bool = False
+    report: DeliveryReport | None = None
+    #: Every header as (name, raw value), unfolded; decode with :meth:`header`.
+    raw_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def header(self, name: str) -> str | None:
+        """The first header called ``name``, decoded, or None."""
+        key = name.lower()
+        for hname, value in self.raw_headers:
+            if hname.lower() == key:
+                return decode_header_value(value)
+        return None
+
+    def headers(self, name: str) -> list[str]:
+        """Every header called ``name``, decoded, in order."""
+        key = name.lower()
+        return [decode_header_value(v) for n, v in self.raw_headers if n.lower() == key]
+
+
+def decode_header_value(raw: str) -> str:
+    """Decode a raw (compat32) header value: unfold, RFC 2047 words, raw 8-bit bytes."""
+    value = _FOLDING.sub("", raw)
+    if "=?" not in value:
+        return _undo_surrogates(value).strip()
+    try:
+        chunks = decode_header(value)
+    except (HeaderParseError, ValueError):
+        return _undo_surrogates(value).strip()
+    out: list[str] = []
+    for chunk, charset in chunks:
+        if isinstance(chunk, str):
+            out.append(_undo_surrogates(chunk))
+        elif charset is None:
+            out.append(_undo_surrogates(chunk.decode("raw-unicode-escape", errors="replace")))
+        else:
+            out.append(decode_bytes(chunk, charset))
+    return "".join(out).strip()
+
+
+def _undo_surrogates(text: str) -> str:
+    """compat32 keeps raw 8-bit header bytes as surrogate escapes: decode them properly."""
+    if text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return decode_bytes(text.encode("ascii", "surrogateescape"))
+
+
+def _address(raw: str | None) -> tuple[str, str]:
+    """(display name, lower-case address) of a From-like header."""
+    if not raw:
+        return "", ""
+    name, addr = parseaddr(_FOLDING.sub("", raw))
+    if "@" not in addr:
+        # parseaddr gives up on some mangled headers; take the first thing that looks like one.
+        found = re.search(r"[^\s<>\"',;:()]+@[^\s<>\"',;:()]+", raw)
+        addr = found.group(0) if found else ""
+    return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
+
+
+def addresses(raw_values: list[str]) -> list[str]:
+    """Lower-case addresses of address-list headers (To, Cc…), in order."""
+    return [a.lower() for _, a in getaddresses([_FOLDING.sub("", v) for v in raw_values]) if "@" in a]
+
+
+def _message_ids(raw: str | None) -> tuple[str, ...]:
+    return tuple(_MSG_ID.findall(raw)) if raw else ()
+
+
+def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
+    """Parse raw message bytes (as received) into an :class:`IncomingMail`."""
+    msg = email.message_from_bytes(raw, policy=compat32)
+    headers = _raw_headers(msg)
+    first: dict[str, str] = {}
+    for name, value in headers:
+        first.setdefault(name.lower(), value)
+    from_name, from_address = _address(first.get("from"))
+    message_ids = _message_ids(first.get("message-id"))
+    in_reply_to = _message_ids(first.get("in-reply-to"))
+    text, from_html = _body_text(msg)
+    content_type = msg.get_content_type()
+    report = _delivery_report(msg) if content_type == "multipart/report" else None
+    if envelope_sender is not None:
+        envelope_sender = envelope_sender.strip().strip("<>").strip().lower()
+    return IncomingMail(
+        envelope_sender=envelope_sender,
+        from_address=from_address,
+        from_name=from_name,
+        message_id=message_ids[0] if message_ids else None,
+        in_reply_to=in_reply_to[0] if in_reply_to else None,
+        references=_message_ids(first.get("references")),
+        subject=decode_header_value(first.get("subject", "")),
+        content_type=content_type,
+        text=text,
+        text_from_html=from_html,
+        report=report,
+        raw_headers=headers,
+    )
+
+
+# -- bodies ------------------------------------------------------------------------------------
+def _body_text(msg: Message) -> tuple[str, bool]:
+    plain, html = _find_text_parts(msg)
+    if plain is not None:
+        text = _part_text(plain)
+        if text.strip() or html is None:
+            return text, False
+    if html is not None:
+        return html_to_text(_part_text(html)), True
+    return "", False
+
+
+def _find_text_parts(msg: Message) -> tuple[Message | None, Message | None]:
+    """The first inline text/plain and text/html parts, not looking inside attached messages."""
+    plain = html = None
+    stack = [msg]
+    while stack and plain is None:
+        part = stack.pop()
+        maintype = part.get_content_maintype()
+        if maintype == "multipart":
+            payload = part.get_payload()
+            if isinstance(payload, list):
+                stack.extend(reversed(payload))
+            continue
+        if maintype == "message" or _is_attachment(part):
+            continue
+        subtype = part.get_content_type()
+        if subtype == "text/plain" and plain is None:
+            plain = part
+        elif subtype == "text/html" and html is None:
+            html = part
+    return plain, html
+
+
+def _is_attachment(part: Message) -> bool:
+    disposition = _raw_get(part, "content-disposition") or ""
+    return disposition.split(";", 1)[0].strip().lower() == "attachment"
+
+
+def _raw_headers(msg: Message) -> tuple[tuple[str, str], ...]:
+    """(name, value) pairs as received, unfolded; 8-bit bytes still surrogate-escaped.
+
+    ``raw_items`` rather than ``items``: compat32 turns 8-bit values into ``Header`` objects.
+    """
+    return tuple((name, _FOLDING.sub("", value)) for name, value in msg.raw_items())
+
+
+def _raw_get(msg: Message, name: str) -> str | None:
+    key = name.lower()
+    for hname, value in msg.raw_items():
+        if hname.lower() == key:
+            return _FOLDING.sub("", value)
+    return None
+
+
+def _param(msg: Message, name: str) -> str:
+    """A Content-Type parameter as a lower-case string ("" when absent)."""
+    value = msg.get_param(name)
+    if value is None:
+        return ""
+    return collapse_rfc2231_value(value).strip().lower()
+
+
+def _part_text(part: Message) -> str:
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        payload = b""
+    text = decode_bytes(payload, part.get_content_charset())
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE)
+    if part.get_content_type() == "text/plain" and _param(part, "format") == "flowed":
+        text = unflow(text, delsp=_param(part, "delsp") == "yes")
+    return text
+
+
+def unflow(text: str, delsp: bool = False) -> str:
+    """Undo RFC 3676 ``format=flowed``: join soft-broken lines, keeping quote depth."""
+    out: list[str] = []
+    buf: list[str] | None = None
+    buf_depth = 0
+    for line in text.split("\n"):
+        depth = len(line) - len(line.lstrip(">"))
+        content = line[depth:]
+        if content.startswith(" "):
+            content = content[1:]  # space stuffing (or the space after the quote marks)
+        flowed = content.endswith(" ") and content != "-- "
+        if flowed and delsp:
+            content = content[:-1]
+        if buf is not None and depth == buf_depth:
+            buf.append(content)
+        else:
+            if buf is not None:
+                out.append(_quoted("".join(buf), buf_depth))
+            buf, buf_depth = [content], depth
+        if not flowed:
+            out.append(_quoted("".join(buf), buf_depth))
+            buf = None
+    if buf is not None:
+        out.append(_quoted("".join(buf), buf_depth))
+    return "\n".join(out)
+
+
+def _quoted(line: str, depth: int) -> str:
+    return ">" * depth + " " + line if depth else line
+
+
+# -- delivery status notifications -------------------------------------------------------------
+def _delivery_report(msg: Message) -> DeliveryReport:
+    report_type = _param(msg, "report-type")
+    recipients: list[RecipientStatus] = []
+    original: tuple[tuple[str, str], ...] = ()
+    parts = msg.get_payload()
+    for part in parts if isinstance(parts, list) else ():
+        ctype = part.get_content_type()
+        if ctype in ("message/delivery-status", "message/global-delivery-status"):
+            recipients.extend(_recipient_blocks(part))
+        elif ctype in ("message/rfc822", "message/global") and not original:
+            inner = part.get_payload()
+            if isinstance(inner, list) and inner:
+                original = _raw_headers(inner[0])
+            elif isinstance(inner, str):
+                original = _parse_header_block(inner)
+        elif ctype in ("text/rfc822-headers", "message/global-headers") and not original:
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                original = _parse_header_block(decode_bytes(payload, part.get_content_charset()))
+    return DeliveryReport(report_type, tuple(recipients), original)
+
+
+def _parse_header_block(text: str) -> tuple[tuple[str, str], ...]:
+    return _raw_headers(HeaderParser(policy=compat32).parsestr(text.lstrip("\r\n")))
+
+
+def _recipient_blocks(part: Message) -> list[RecipientStatus]:
+    """The per-recipient blocks of a message/delivery-status part (the first block is per-message)."""
+    payload = part.get_payload()
+    if isinstance(payload, list):
+        blocks = payload
+    else:  # some servers base64 the part; compat32 then leaves it unparsed
+        raw = part.get_payload(decode=True)
+        text = decode_bytes(raw if isinstance(raw, bytes) else b"", part.get_content_charset())
+        blocks = [HeaderParser(policy=compat32).parsestr(b) for b in re.split(r"\r?\n\s*\r?\n", text)]
+    found: list[RecipientStatus] = []
+    for block in blocks:
+        final = _typed_address(_raw_get(block, "final-recipient"))
+        original = _typed_address(_raw_get(block, "original-recipient"))
+        if not final and not original:
+            continue
+        found.append(RecipientStatus(
+            final_recipient=final or original,
+            original_recipient=original,
+            action=(_raw_get(block, "action") or "").strip().lower(),
+            status=(_raw_get(block, "status") or "").strip().split(" ", 1)[0],
+            diagnostic=decode_header_value(_raw_get(block, "diagnostic-code") or ""),
+        ))
+    return found
+
+
+def _typed_address(value: str | None) -> str:
+    """``rfc822; User@Example.com`` → ``user@example.com``."""
+    if not value:
+        return ""
+    addr = value.split(";", 1)[-1]
+    return _undo_surrogates(_FOLDING.sub("", addr)).strip().strip("<>").strip().lower()
