@@ -1,0 +1,122 @@
+"""Creating, starting and leaving games.
+
+A game is created with its rules and its seats (people by address, or bots). ``start_game`` deals
+the first hand (from an explicit deck when one is given, else from the seed or system randomness),
+lets the bots and the automation move, and mails every person: the game has started, and what they
+must decide now.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbem.db.models import Game, GameStatus, OutboundMessage, Player, Seat, SeatStatus
+from pbem.engine import Deal, GameState, Rules
+from pbem.mail import context as mc
+
+from .app import Services
+from .mailing import game_context, queue_mail, recipient_for
+from .notify import has_person, notify_turn
+from .turns import Turn, apply_move, begin_turn, end_turn, run_automation
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """Who sits in a seat: a person (address, optional name) or a bot (its name)."""
+
+    address: str | None = None
+    name: str | None = None
+    bot: str | None = None
+
+
+def get_or_create_player(session: Session, address: str, name: str | None = None,
+                         now: datetime | None = None) -> Player:
+    address = address.strip().lower()
+    player = session.scalars(select(Player).where(Player.address == address)).one_or_none()
+    if player is None:
+        player = Player(address=address, display_name=name or "", created_at=now) if now else \
+            Player(address=address, display_name=name or "")
+        session.add(player)
+        session.flush()
+    elif name and not player.display_name:
+        player.display_name = name
+    return player
+
+
+def create_game(session: Session, svc: Services, *, rules: Rules, seats: Sequence[SeatSpec],
+                creator: Player | None = None, seed: str | None = None, title: str = "",
+                joined: bool = True) -> Game:
+    """A new game with its seats. People are ``joined`` (the command line) or ``invited`` (by mail)."""
+    if len(seats) != rules.players:
+        raise ValueError(f"{rules.players} seats needed, {len(seats)} given")
+    now = svc.clock.now()
+    game = Game(rules=rules.to_dict(), status=GameStatus.INVITING, creator_id=creator.id if creator else None,
+                snapshot=GameState.new(rules).to_dict(), next_seq=1, seed=seed, title=title,
+                created_at=now, updated_at=now)
+    session.add(game)
+    session.flush()
+    game.thread_id = f"<hearts-{game.id}.{secrets.token_hex(6)}@{svc.settings.mail_domain}>"
+    for number, spec in enumerate(seats):
+        if spec.bot:
+            row = Seat(game_id=game.id, seat=number, bot=spec.bot, status=SeatStatus.BOT)
+        else:
+            if not spec.address:
+                raise ValueError(f"seat {number}: an address or a bot is needed")
+            player = get_or_create_player(session, spec.address, spec.name, now)
+            row = Seat(game_id=game.id, seat=number, player_id=player.id, player=player,
+                       status=SeatStatus.JOINED if joined else SeatStatus.INVITED)
+        session.add(row)
+    session.flush()
+    session.refresh(game)
+    return game
+
+
+def start_game(session: Session, svc: Services, game: Game, *, first_deck: Sequence[str] | None = None,
+               inbound_id: int | None = None) -> list[OutboundMessage]:
+    """Deal the first hand and tell everyone; the game becomes active."""
+    now = svc.clock.now()
+    state = GameState.new(Rules.from_dict(game.rules))
+    game.status = GameStatus.ACTIVE
+    turn = begin_turn(game, list(game.seats), state, now, inbound_id)
+    if first_deck is not None:
+        apply_move(session, turn, Deal(tuple(first_deck)))
+    rows = []
+    for seat_row in turn.seats:
+        if has_person(seat_row):
+            ctx = mc.MailContext(recipient=recipient_for(seat_row.player, svc),
+                                 detail=mc.GameStarted(rules=game.rules),
+                                 game=game_context(svc, game, turn.seats, turn.state, seat_row.seat))
+            row = queue_mail(session, svc, ctx, player=seat_row.player, game=game, now=now, inbound_id=inbound_id)
+            if row is not None:
+                rows.append(row)
+    return rows + settle(session, svc, turn)
+
+
+def settle(session: Session, svc: Services, turn: Turn) -> list[OutboundMessage]:
+    """Let the automation move, save the game and write the mails of the turn."""
+    autoplay = {s.seat: s.player.effective_prefs().get("autoplay_single", True)
+                for s in turn.seats if s.player is not None}
+    run_automation(session, turn, rng=svc.rng, default_bot=svc.settings.bot_name, autoplay_single=autoplay)
+    end_turn(turn)
+    rows = notify_turn(session, svc, turn)
+    session.flush()
+    return rows
+
+
+def resign(session: Session, svc: Services, game: Game, seat: Seat, *, inbound_id: int | None = None,
+           state: GameState | None = None) -> list[OutboundMessage]:
+    """The player leaves; a computer player takes the seat so the others can finish the game."""
+    from .gamestore import current_state
+
+    now = svc.clock.now()
+    state = state or current_state(game)
+    seat.bot = seat.bot or svc.settings.bot_name
+    seat.status = SeatStatus.BOT
+    turn = begin_turn(game, list(game.seats), state, now, inbound_id)
+    return settle(session, svc, turn)

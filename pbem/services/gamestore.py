@@ -1,0 +1,75 @@
+"""Loading and saving games: the move log is the truth, the snapshot a cache of it.
+
+Every change to a game happens inside one transaction that first locks the game row
+(``SELECT … FOR UPDATE`` on PostgreSQL; on SQLite the whole transaction already holds the write
+lock, taken by ``BEGIN IMMEDIATE``), reads the snapshot, applies moves through the engine, appends
+them to ``moves`` (``UNIQUE(game_id, seq)``) and writes the new snapshot. The row's ``version``
+column is checked and bumped by every UPDATE (SQLAlchemy's version counter), so even without the
+lock two writers could not both commit on the same version.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbem.db.models import Game, Move
+from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
+from pbem.engine import Move as EngineMove
+
+
+class GameNotFound(LookupError):
+    pass
+
+
+def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
+    """The game row, locked for this transaction when ``lock`` (the default)."""
+    query = select(Game).where(Game.id == game_id)
+    if lock:
+        query = query.with_for_update()
+    game = session.scalars(query).one_or_none()
+    if game is None:
+        raise GameNotFound(game_id)
+    return game
+
+
+def current_state(game: Game) -> GameState:
+    """The engine state of a game, from its snapshot (a game without one has not started)."""
+    if game.snapshot is None:
+        return GameState.new(Rules.from_dict(game.rules))
+    return GameState.from_dict(game.snapshot)
+
+
+def append_move(session: Session, game: Game, move: EngineMove, *, inbound_id: int | None,
+                now: datetime) -> int:
+    """Append ``move`` to the game's log; returns its sequence number."""
+    seq = game.next_seq
+    payload = move_to_dict(move)
+    session.add(Move(game_id=game.id, seq=seq, kind=payload["type"], seat=payload.get("seat"),
+                     payload=payload, inbound_id=inbound_id, created_at=now))
+    game.next_seq = seq + 1
+    return seq
+
+
+def save_state(game: Game, state: GameState, now: datetime) -> None:
+    game.snapshot = state.to_dict()
+    game.updated_at = now
+
+
+def logged_moves(session: Session, game: Game) -> list[EngineMove]:
+    rows = session.scalars(select(Move.payload).where(Move.game_id == game.id).order_by(Move.seq))
+    return [move_from_dict(payload) for payload in rows]
+
+
+def rebuild_state(session: Session, game: Game) -> GameState:
+    """The state obtained by replaying the whole move log (what the snapshot must equal)."""
+    return replay(Rules.from_dict(game.rules), logged_moves(session, game))
+
+
+def snapshot_agrees(session: Session, game: Game) -> bool:
+    """Whether the cached snapshot equals the replay of the log (``pbem game check``)."""
+    if game.snapshot is None:
+        return game.next_seq == 1
+    return rebuild_state(session, game) == current_state(game)

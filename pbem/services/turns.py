@@ -1,0 +1,163 @@
+"""One turn of a game: a decision applied, then everything that follows without a person.
+
+A *turn* is the work of one transaction on one game: the move a player sent (or none, when a game
+starts or a deadline passes), then the moves nobody needs to be asked for:
+
+- the next hand is dealt (from the game's seed, or from system randomness; the deck is logged);
+- computer players (bot seats, and seats whose player resigned) decide;
+- a player with exactly one legal card plays it, unless they turned that off;
+- when no unplayed card can change any score, the rest of the hand is played out.
+
+The turn records what happened (engine events, who decided, what was played for whom) so that
+:mod:`pbem.services.notify` can tell each player what they need to know.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from pbem.db.models import Game, Seat, SeatStatus
+from pbem.engine import (
+    DEAL,
+    MOON,
+    OVER,
+    PASS,
+    PLAY,
+    ChooseMoon,
+    Deal,
+    Event,
+    GameState,
+    PassCards,
+    PlayCard,
+    apply,
+    seat_view,
+    shuffled_deck,
+)
+from pbem.engine import Move as EngineMove
+
+from .gamestore import append_move, save_state
+
+#: A guard against a runaway loop (a whole game of bots is far below this).
+MAX_AUTOMATIC_MOVES = 20_000
+
+
+@dataclass
+class Turn:
+    game: Game
+    seats: list[Seat]
+    before: GameState
+    state: GameState
+    now: datetime
+    inbound_id: int | None = None
+    events: list[Event] = field(default_factory=list)
+    #: Seats that made a decision in this turn (themselves, a bot, or automatically).
+    movers: set[int] = field(default_factory=set)
+    #: Cards played automatically for people, by seat (only legal card, or the hand played out).
+    autoplayed: dict[int, list[str]] = field(default_factory=dict)
+    #: Whether a new hand was dealt in this turn (every decision after it is a new one).
+    dealt: bool = False
+
+    def seat_row(self, seat: int) -> Seat:
+        return self.seats[seat]
+
+
+def begin_turn(game: Game, seats: list[Seat], state: GameState, now: datetime,
+               inbound_id: int | None = None) -> Turn:
+    return Turn(game=game, seats=sorted(seats, key=lambda s: s.seat), before=state, state=state, now=now,
+                inbound_id=inbound_id)
+
+
+def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
+    """Apply one move (raising ``IllegalMove`` with the state untouched), log it, count the decision."""
+    state, events = apply(turn.state, move)
+    append_move(session, turn.game, move, inbound_id=turn.inbound_id, now=turn.now)
+    turn.state = state
+    turn.events.extend(events)
+    seat = getattr(move, "seat", None)
+    if seat is not None:
+        turn.movers.add(seat)
+        turn.seat_row(seat).decisions += 1
+    if isinstance(move, Deal):
+        turn.dealt = True
+
+
+def is_computer(seat: Seat) -> bool:
+    return seat.status == SeatStatus.BOT or (seat.bot is not None and seat.player_id is None)
+
+
+def next_deck(game: Game, state: GameState, rng: random.Random) -> tuple[str, ...]:
+    """The deck of the next hand: from the game's seed when it has one (reproducible games)."""
+    if game.seed is not None:
+        rng = random.Random(f"{game.seed}:{state.hand_no + 1}")
+    return shuffled_deck(state.rules, rng)
+
+
+def _bot_move(game: Game, turn: Turn, seat: int, default_bot: str) -> EngineMove:
+    from pbem.bots import get_bot
+
+    row = turn.seat_row(seat)
+    bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
+    state = turn.state
+    view = seat_view(state, seat)
+    if state.phase == PASS:
+        return PassCards(seat, tuple(bot.choose_pass(view)))
+    if state.phase == PLAY:
+        return PlayCard(seat, bot.choose_play(view))
+    return ChooseMoon(seat, bot.choose_moon(view))
+
+
+def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_bot: str,
+                   autoplay_single: dict[int, bool]) -> None:
+    """Apply every move that needs nobody's decision, until a person must decide or the game ends.
+
+    ``autoplay_single[seat]`` says whether that seat's player wants a single legal card played
+    for them.
+    """
+    for _ in range(MAX_AUTOMATIC_MOVES):
+        state = turn.state
+        phase = state.phase
+        if phase == OVER:
+            return
+        if phase == DEAL:
+            apply_move(session, turn, Deal(next_deck(turn.game, state, rng)))
+            continue
+        if phase == PASS:
+            bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]
+            if not bots:
+                return
+            apply_move(session, turn, _bot_move(turn.game, turn, bots[0], default_bot))
+            continue
+        if phase == MOON:
+            shooter = state.shooter[0]
+            if not is_computer(turn.seat_row(shooter)):
+                return
+            apply_move(session, turn, _bot_move(turn.game, turn, shooter, default_bot))
+            continue
+        # PLAY
+        seat = state.to_move
+        if is_computer(turn.seat_row(seat)):
+            apply_move(session, turn, _bot_move(turn.game, turn, seat, default_bot))
+            continue
+        card = None
+        if not state.unplayed_can_change_score():
+            card = state.legal_cards()[0]  # the rest of the hand cannot change any score
+        elif autoplay_single.get(seat, True):
+            card = state.only_legal_card()
+        if card is None:
+            return
+        apply_move(session, turn, PlayCard(seat, card))
+        turn.autoplayed.setdefault(seat, []).append(card)
+    raise RuntimeError(f"game {turn.game.id}: automation did not settle")
+
+
+def end_turn(turn: Turn) -> None:
+    """Write the new snapshot and the game's status."""
+    from pbem.db.models import GameStatus
+
+    save_state(turn.game, turn.state, turn.now)
+    if turn.state.phase == OVER and turn.game.status == GameStatus.ACTIVE:
+        turn.game.status = GameStatus.FINISHED
