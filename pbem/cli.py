@@ -28,6 +28,7 @@ from pbem import __version__
 # name -> "module:attribute" of a click command or group, imported on first use.
 COMMANDS: dict[str, str] = {
     "db": "pbem.db.cli:db",
+    "game": "pbem.services.cli:game",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
