@@ -1,0 +1,499 @@
+"""Processing one received mail: read it, check who sent it, find the command, act, answer.
+
+``process_inbound(svc, inbound_id)`` is what the worker task calls. It runs in one transaction that
+locks the inbound row (so a mail delivered twice, or a task run twice, is processed once), applies
+whatever the mail asks (a move goes through :mod:`pbem.services.turns`), writes the outbox rows, and
+marks the row ``done``/``rejected``/``ignored`` with an outcome for operators. The outbox row ids are
+returned for the caller to queue after the commit.
+
+Who may move (issue 3 §5): a reply must go to a seat's signed address (``hearts+…``), come from the
+seat's registered address, and answer the seat's current decision. Anything else changes nothing and
+is answered, if at all, only at a registered player's own address — never to an unverified sender.
+A late reply (to a decision already made) is refused even when the card would be legal now: the
+player chose that card for an earlier trick, so playing it in a later one is not what they meant.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbem.db.models import (
+    Game,
+    GameStatus,
+    InboundMessage,
+    InboundStatus,
+    Invitation,
+    InvitationStatus,
+    OutboundMessage,
+    Player,
+    Seat,
+    SeatStatus,
+)
+from pbem.db.session import transaction
+from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules, PassCards, PlayCard, Rules
+from pbem.mail import context as mc
+from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
+from pbem.mail.reading import commands as cmd
+from pbem.mail.reading.autoreply import classify
+from pbem.mail.reading.message import IncomingMail, read_mail
+from pbem.mail.reading.reply_text import extract_reply
+
+from .app import Services
+from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
+from .gamestore import GameNotFound, current_state, load_game
+from .mailing import game_context, queue_mail, recipient_for, seat_name
+from .turns import apply_move, begin_turn
+
+log = logging.getLogger("pbem.worker")
+
+#: Attempts after which a mail that keeps failing is set aside as ``failed``.
+MAX_ATTEMPTS = 5
+#: Retries of a transaction that lost a race with another worker (the game moved meanwhile).
+RACE_RETRIES = 5
+
+
+@dataclass
+class Outcome:
+    status: InboundStatus
+    code: str
+    details: dict[str, Any] = field(default_factory=dict)
+    mails: list[OutboundMessage] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, **self.details}
+
+
+def process_inbound(svc: Services, inbound_id: int) -> list[int]:
+    """Process one stored mail once; return the ids of the outbox rows it wrote (committed)."""
+    for attempt in range(RACE_RETRIES):
+        try:
+            with transaction(svc.session_factory) as session:
+                row = session.scalars(
+                    select(InboundMessage).where(InboundMessage.id == inbound_id).with_for_update()
+                ).one_or_none()
+                if row is None or row.status != InboundStatus.PENDING:
+                    return []
+                now = svc.clock.now()
+                outcome = handle(session, svc, row, now)
+                row.status = outcome.status
+                row.outcome = outcome.as_json()
+                row.processed_at = now
+                row.attempts += 1
+                session.flush()
+                return [m.id for m in outcome.mails]
+        except (StaleDataError, IntegrityError, OperationalError) as error:
+            # Another worker changed the same game (or SQLite was busy): run the whole thing again.
+            log.info("inbound %s: retrying after a concurrent change (%s)", inbound_id, type(error).__name__)
+            last = error
+            continue
+        except Exception:
+            _record_failure(svc, inbound_id)
+            raise
+    _record_failure(svc, inbound_id)
+    raise last
+
+
+def _record_failure(svc: Services, inbound_id: int) -> None:
+    """Count a failed attempt in its own transaction; set the mail aside after too many."""
+    with transaction(svc.session_factory) as session:
+        row = session.get(InboundMessage, inbound_id, with_for_update=True)
+        if row is None or row.status != InboundStatus.PENDING:
+            return
+        row.attempts += 1
+        if row.attempts >= MAX_ATTEMPTS:
+            row.status = InboundStatus.FAILED
+            row.outcome = {"code": "PROCESSING_FAILED", "attempts": row.attempts}
+            row.processed_at = svc.clock.now()
+
+
+# -- routing ------------------------------------------------------------------------------------
+
+
+def handle(session: Session, svc: Services, row: InboundMessage, now: datetime) -> Outcome:
+    mail = read_mail(row.raw, envelope_sender=row.mail_from)
+    automatic = classify(mail)
+    if automatic is not None:
+        return _automatic(session, svc, mail, automatic, now, row.id)
+    local = row.recipient.split("@", 1)[0]
+    if local.startswith("hearts+"):
+        return _seat_mail(session, svc, row, mail, now)
+    if local.startswith("invite+"):
+        return _invitation_reply(session, svc, row, mail, now)
+    if local == "new":
+        return _new_game(session, svc, row, mail, now)
+    if local in ("postmaster", "abuse"):
+        return Outcome(InboundStatus.IGNORED, "FOR_POSTMASTER", {"from": mail.from_address})
+    return _account_mail(session, svc, row, mail, now)
+
+
+def _player_by_address(session: Session, address: str) -> Player | None:
+    if not address:
+        return None
+    return session.scalars(select(Player).where(Player.address == address.lower())).one_or_none()
+
+
+def _verified(session: Session, player: Player | None) -> bool:
+    """A player is verified once they have taken a seat by replying from their address."""
+    if player is None:
+        return False
+    return session.scalar(
+        select(func.count()).select_from(Seat).where(Seat.player_id == player.id,
+                                                     Seat.status.in_((SeatStatus.JOINED, SeatStatus.BOT)))
+    ) > 0
+
+
+def _reply(session: Session, svc: Services, player: Player, detail: Any, now: datetime, inbound_id: int,
+           game: Game | None = None, game_ctx: mc.GameContext | None = None) -> list[OutboundMessage]:
+    ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail, game=game_ctx)
+    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id)
+    return [row] if row is not None else []
+
+
+def _read_command(mail: IncomingMail, *, expected: str | None, pass_count: int) -> cmd.Command:
+    text = extract_reply(mail.text)
+    return cmd.parse_command(text, expected=expected, pass_count=pass_count)
+
+
+# -- auto-replies and bounces ---------------------------------------------------------------------
+
+
+def _automatic(session: Session, svc: Services, mail: IncomingMail, reason: Any, now: datetime,
+               inbound_id: int) -> Outcome:
+    """Recorded, never answered. A bounce for a player's address is told to their games' creators."""
+    code = getattr(reason, "code", None) or str(reason)
+    details: dict[str, Any] = {"from": mail.from_address}
+    mails: list[OutboundMessage] = []
+    if mail.report is not None and code == "BOUNCE":
+        failed = [r.final_recipient for r in mail.report.recipients if r.action == "failed"]
+        details["failed"] = failed
+        for address in failed:
+            mails += _bounce(session, svc, address, mail, now, inbound_id)
+    return Outcome(InboundStatus.IGNORED, code, details, mails)
+
+
+def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, now: datetime,
+            inbound_id: int) -> list[OutboundMessage]:
+    player = _player_by_address(session, address)
+    if player is None:
+        return []
+    first_today = player.bounced_at is None or player.bounced_at < now - timedelta(days=1)
+    player.bounce_count += 1
+    player.bounced_at = now
+    if not first_today:
+        return []
+    diagnostic = next((r.diagnostic for r in mail.report.recipients if r.final_recipient == address), "")
+    mails: list[OutboundMessage] = []
+    games = session.scalars(
+        select(Game).join(Seat, Seat.game_id == Game.id).where(
+            Seat.player_id == player.id, Game.status.in_((GameStatus.INVITING, GameStatus.ACTIVE)))
+    ).all()
+    for game in games:
+        creator = game.creator
+        if creator is None or creator.id == player.id:
+            continue
+        detail = mc.BounceNotice(game_id=game.id, player_name=player.display_name or player.address,
+                                 player_address=player.address, diagnostic=diagnostic[:300])
+        mails += _reply(session, svc, creator, detail, now, inbound_id, game=game)
+    return mails
+
+
+# -- a seat's mail --------------------------------------------------------------------------------
+
+
+def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+               now: datetime) -> Outcome:
+    settings = svc.settings
+    sender = _player_by_address(session, mail.from_address)
+    try:
+        token = parse_reply_address(settings.secret_key, settings.mail_domain, row.recipient)
+    except BadAddress as error:
+        mails = []
+        if _verified(session, sender):
+            mails = _reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
+                           now, row.id)
+        return Outcome(InboundStatus.REJECTED, "BAD_ADDRESS", {"problem": error.code}, mails)
+    try:
+        game = load_game(session, token.game_id)
+    except GameNotFound:
+        return Outcome(InboundStatus.REJECTED, "NO_SUCH_GAME", {"game": token.game_id})
+    seats = sorted(game.seats, key=lambda s: s.seat)
+    if token.seat >= len(seats):
+        return Outcome(InboundStatus.REJECTED, "NO_SUCH_SEAT", {"game": game.id, "seat": token.seat})
+    seat = seats[token.seat]
+    owner = seat.player
+    if owner is None or owner.address != mail.from_address:
+        # Someone else wrote to this seat's address: tell the seat's own player, nobody else.
+        mails = []
+        if owner is not None and seat.status == SeatStatus.JOINED:
+            mails = _reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
+                           now, row.id, game=game)
+        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
+                       {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
+
+    state = current_state(game)
+    expected = _expected(state, seat.seat)
+    command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count)
+    ctx = game_context(svc, game, seats, state, seat.seat)
+    base = {"game": game.id, "seat": seat.seat, "command": type(command).__name__}
+
+    def answer(detail: Any, code: str, status: InboundStatus = InboundStatus.DONE, **more: Any) -> Outcome:
+        return Outcome(status, code, {**base, **more}, _reply(session, svc, owner, detail, now, row.id, game, ctx))
+
+    if isinstance(command, cmd.Help):
+        return answer(mc.Help(), "HELP")
+    if isinstance(command, cmd.Status):
+        return answer(mc.Status(), "STATUS")
+    if isinstance(command, cmd.Rules):
+        return answer(mc.Rules(rules=game.rules), "RULES")
+    if isinstance(command, cmd.Games):
+        return Outcome(InboundStatus.DONE, "GAMES", base, _games_list(session, svc, owner, now, row.id))
+    if isinstance(command, (cmd.Unreadable, cmd.Ambiguous)):
+        return answer(mc.RequestRejected(command.code, dict(command.details)), command.code, InboundStatus.REJECTED)
+    if game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED:
+        return answer(mc.RequestRejected("GAME_NOT_ACTIVE", {"status": str(game.status)}), "GAME_NOT_ACTIVE",
+                      InboundStatus.REJECTED)
+    if isinstance(command, cmd.Resign):
+        mails = resign(session, svc, game, seat, inbound_id=row.id, state=state)
+        return Outcome(InboundStatus.DONE, "RESIGNED", base, mails)
+    move = _engine_move(command, seat.seat)
+    if move is None:
+        return answer(mc.RequestRejected("NO_COMMAND", {}), "NO_COMMAND", InboundStatus.REJECTED)
+    if token.decision != seat.decisions:
+        return answer(mc.RequestRejected("STALE_TURN", {"decision": token.decision, "current": seat.decisions}),
+                      "STALE_TURN", InboundStatus.REJECTED)
+    turn = begin_turn(game, seats, state, now, row.id)
+    try:
+        apply_move(session, turn, move)
+    except IllegalMove as error:
+        attempted = getattr(move, "card", None) or " ".join(getattr(move, "cards", ()) or ())
+        return answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
+                      InboundStatus.REJECTED)
+    mails = settle(session, svc, turn)
+    return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**base, "move": _describe(move)}, mails)
+
+
+def _expected(state: Any, seat: int) -> str | None:
+    if state.phase == PASS and seat in state.seats_to_pass():
+        return "pass"
+    if state.phase == PLAY and state.to_move == seat:
+        return "play"
+    if state.phase == MOON and state.shooter and state.shooter[0] == seat:
+        return "moon"
+    return None
+
+
+def _engine_move(command: cmd.Command, seat: int) -> Any:
+    if isinstance(command, cmd.Play):
+        return PlayCard(seat, command.card)
+    if isinstance(command, cmd.Pass):
+        return PassCards(seat, tuple(command.cards))
+    if isinstance(command, cmd.MoonChoice):
+        return ChooseMoon(seat, command.choice)
+    return None
+
+
+def _describe(move: Any) -> dict[str, Any]:
+    from pbem.engine import move_to_dict
+
+    return move_to_dict(move)
+
+
+def _games_list(session: Session, svc: Services, player: Player, now: datetime,
+                inbound_id: int) -> list[OutboundMessage]:
+    from .mailing import game_url
+
+    listings = []
+    seats = session.scalars(select(Seat).where(Seat.player_id == player.id)).all()
+    for seat in sorted(seats, key=lambda s: -s.game_id):
+        game = seat.game
+        state = current_state(game)
+        waiting = [seat_name(s) for s in game.seats if s.seat in state.seats_to_act()]
+        listings.append(mc.GameListing(
+            game_id=game.id, title=game.title or f"#{game.id}", status=str(game.status),  # type: ignore[arg-type]
+            my_turn=seat.seat in state.seats_to_act(), hand_number=state.hand_no,
+            my_total=state.totals[seat.seat], waiting_for=tuple(waiting), game_url=game_url(svc, game, seat.seat)))
+    return _reply(session, svc, player, mc.Games(tuple(listings)), now, inbound_id)
+
+
+# -- mail to other addresses of the domain -----------------------------------------------------------
+
+
+def _account_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+                  now: datetime) -> Outcome:
+    """``help@``, ``games@`` and the like: answered only to verified players."""
+    player = _player_by_address(session, mail.from_address)
+    if not _verified(session, player):
+        return Outcome(InboundStatus.IGNORED, "UNKNOWN_SENDER", {"from": mail.from_address})
+    command = _read_command(mail, expected=None, pass_count=3)
+    if isinstance(command, cmd.Games):
+        return Outcome(InboundStatus.DONE, "GAMES", {}, _games_list(session, svc, player, now, row.id))
+    return Outcome(InboundStatus.DONE, "HELP", {}, _reply(session, svc, player, mc.Help(), now, row.id))
+
+
+# -- starting a game by mail ----------------------------------------------------------------------------
+
+
+def _new_game(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+              now: datetime) -> Outcome:
+    """``new@``: the sender and the people listed, plus bots. An unverified sender is first sent an
+    invitation to their own seat; the others are invited only once the sender has confirmed by
+    replying, so the address cannot be used to send mail to strangers in someone else's name."""
+    sender_address = mail.from_address
+    if not sender_address:
+        return Outcome(InboundStatus.IGNORED, "NO_SENDER", {})
+    creator = _player_by_address(session, sender_address)
+    verified = _verified(session, creator)
+    command = _read_command(mail, expected=None, pass_count=3)
+    if not isinstance(command, cmd.NewGame):
+        code = getattr(command, "code", "NO_COMMAND")
+        mails = _reply(session, svc, creator, mc.RequestRejected(code, dict(getattr(command, "details", {}))),
+                       now, row.id) if verified else []
+        return Outcome(InboundStatus.REJECTED, code, {"from": sender_address}, mails)
+    options = dict(command.options)
+    preset = options.pop("rules", None) or options.pop("preset", None) or "standard"
+    bots = int(options.pop("bots", 0) or 0)
+    try:
+        rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
+    except (InvalidRules, TypeError, ValueError) as error:
+        code = getattr(error, "code", "BAD_RULES")
+        mails = _reply(session, svc, creator, mc.RequestRejected("BAD_RULES", {"problem": code}), now, row.id) \
+            if verified else []
+        return Outcome(InboundStatus.REJECTED, "BAD_RULES", {"problem": code}, mails)
+    others = [a.lower() for a in command.players if a.lower() != sender_address]
+    if 1 + len(others) + bots != rules.players:
+        code_details = {"players": rules.players, "people": 1 + len(others), "bots": bots}
+        mails = _reply(session, svc, creator, mc.RequestRejected("WRONG_PLAYER_COUNT", code_details), now, row.id) \
+            if verified else []
+        return Outcome(InboundStatus.REJECTED, "WRONG_PLAYER_COUNT", code_details, mails)
+    if _invitations_today(session, creator, now) + len(others) > svc.settings.invites_per_day:
+        mails = _reply(session, svc, creator, mc.RequestRejected("RATE_LIMITED", {"limit": svc.settings.invites_per_day}),
+                       now, row.id) if verified else []
+        return Outcome(InboundStatus.REJECTED, "RATE_LIMITED", {"from": sender_address}, mails)
+    specs = [SeatSpec(address=sender_address, name=mail.from_name or None)]
+    specs += [SeatSpec(address=a) for a in others]
+    specs += [SeatSpec(bot=svc.settings.bot_name) for _ in range(bots)]
+    creator = creator or get_or_create_player(session, sender_address, mail.from_name or None, now)
+    game = create_game(session, svc, rules=rules, seats=specs, creator=creator, joined=False,
+                       title=mail.subject[:200] if mail.subject else "")
+    invitations = []
+    for seat in sorted(game.seats, key=lambda s: s.seat):
+        if seat.player is None:
+            continue
+        inv = Invitation(game_id=game.id, seat=seat.seat, address=seat.player.address,
+                         token=f"{game.id}.{seat.seat}", invited_by=creator.id, created_at=now)
+        session.add(inv)
+        invitations.append(inv)
+    session.flush()
+    mails: list[OutboundMessage] = []
+    if verified:
+        creator_seat = game.seats[0]
+        creator_seat.status = SeatStatus.JOINED
+        invitations[0].status = InvitationStatus.ACCEPTED
+        mails += _send_invitations(session, svc, game, invitations[1:], creator, now, row.id)
+        if all(s.status != SeatStatus.INVITED for s in game.seats):
+            mails += start_game(session, svc, game, inbound_id=row.id)
+    else:
+        mails += _send_invitations(session, svc, game, invitations[:1], creator, now, row.id)
+    return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
+
+
+def _option_value(text: str) -> Any:
+    value = str(text).strip()
+    low = value.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _invitations_today(session: Session, creator: Player | None, now: datetime) -> int:
+    if creator is None:
+        return 0
+    return session.scalar(
+        select(func.count()).select_from(Invitation).where(
+            Invitation.invited_by == creator.id, Invitation.created_at >= now - timedelta(days=1))
+    ) or 0
+
+
+def _send_invitations(session: Session, svc: Services, game: Game, invitations: list[Invitation],
+                      creator: Player, now: datetime, inbound_id: int) -> list[OutboundMessage]:
+    mails = []
+    names = [s.player.address if s.player else seat_name(s) for s in sorted(game.seats, key=lambda s: s.seat)]
+    bots = sum(1 for s in game.seats if s.player is None)
+    for inv in invitations:
+        invitee = _player_by_address(session, inv.address)
+        address = make_invite_address(svc.settings.secret_key, svc.settings.mail_domain, inv.id)
+        detail = mc.Invitation(game_id=game.id, inviter_name=creator.display_name or creator.address,
+                               inviter_address=creator.address,
+                               players=tuple(n for n in names if n != inv.address), reply_address=address,
+                               rules=game.rules, bots=bots)
+        ctx = mc.MailContext(recipient=recipient_for(invitee, svc), detail=detail)
+        out = queue_mail(session, svc, ctx, player=invitee, game=game, now=now, inbound_id=inbound_id)
+        if out is not None:
+            mails.append(out)
+    return mails
+
+
+def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+                      now: datetime) -> Outcome:
+    settings = svc.settings
+    try:
+        token = parse_invite_address(settings.secret_key, settings.mail_domain, row.recipient)
+    except BadAddress as error:
+        return Outcome(InboundStatus.REJECTED, "BAD_ADDRESS", {"problem": error.code})
+    inv = session.get(Invitation, token.invitation_id)
+    if inv is None:
+        return Outcome(InboundStatus.REJECTED, "NO_SUCH_INVITATION", {"invitation": token.invitation_id})
+    if inv.address != mail.from_address:
+        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", {"invitation": inv.id, "sender": mail.from_address})
+    game = load_game(session, inv.game_id)
+    if inv.status != InvitationStatus.PENDING or game.status != GameStatus.INVITING:
+        return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", {"invitation": inv.id})
+    command = _read_command(mail, expected=None, pass_count=3)
+    accepted = not isinstance(command, cmd.Decline)
+    seat = next(s for s in game.seats if s.seat == inv.seat)
+    invitee = seat.player
+    creator = game.creator
+    mails: list[OutboundMessage] = []
+    if accepted:
+        inv.status = InvitationStatus.ACCEPTED
+        seat.status = SeatStatus.JOINED
+    else:
+        inv.status = InvitationStatus.DECLINED
+        seat.status = SeatStatus.BOT
+        seat.bot = settings.bot_name
+    session.flush()
+    if creator is not None and invitee is not None and invitee.id == creator.id:
+        # The creator confirmed their own game: now the others are invited.
+        others = session.scalars(select(Invitation).where(
+            Invitation.game_id == game.id, Invitation.id != inv.id, Invitation.status == InvitationStatus.PENDING)
+        ).all()
+        if accepted:
+            mails += _send_invitations(session, svc, game, list(others), creator, now, row.id)
+        else:
+            game.status = GameStatus.ABORTED
+            return Outcome(InboundStatus.DONE, "GAME_WITHDRAWN", {"game": game.id}, mails)
+    still = tuple(s.player.display_name or s.player.address for s in game.seats
+                  if s.status == SeatStatus.INVITED and s.player is not None)
+    if creator is not None and invitee is not None and invitee.id != creator.id:
+        detail = mc.InvitationAccepted(game_id=game.id, player_name=invitee.display_name or invitee.address,
+                                       accepted=accepted, still_waiting=still)
+        mails += _reply(session, svc, creator, detail, now, row.id, game=game)
+    if not still:
+        mails += start_game(session, svc, game, inbound_id=row.id)
+    return Outcome(InboundStatus.DONE, "INVITATION_ACCEPTED" if accepted else "INVITATION_DECLINED",
+                   {"game": game.id, "seat": seat.seat}, mails)
