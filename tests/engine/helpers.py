@@ -27,6 +27,11 @@ def cards(text: str) -> list[str]:
     return text.split()
 
 
+def canon(text: str | Iterable[str]) -> list[str]:
+    """Cards sorted in canonical order (by suit C D H S, then rank), as the engine lists them."""
+    return sorted(cards(text) if isinstance(text, str) else text, key=ALL_CARDS.index)
+
+
 def suit(s: str) -> list[str]:
     """Every card of one suit, ``"C"`` -> ``["2C", … "AC"]``."""
     return [r + s for r in RANKS]
