@@ -1,0 +1,479 @@
+"""The new text of a reply to a :data:`Command`.
+
+:func:`parse_command` reads commands and cards in English, Portuguese and Romanian at once
+(players mix their own language with their mail client's), case- and accent-insensitively.
+
+**Command words** (:data:`COMMAND_WORDS`, one table) count only on a *command line*: a line that
+is the command word and nothing else but a few filler words (:data:`FILLER_WORDS`: "please",
+"I", "send me", "por favor", "te rog"…). So ``help``, ``Status?``, ``I resign`` and ``quais são
+as regras`` are commands, but ``rules are silly, QS`` is a play of the queen. Commands that take
+an argument (``say …``, ``vacation …``, ``queue …``, ``new game …``) take the rest of their line.
+A ``say …`` line is table talk: it never counts as anything else (``say nice QS!`` names no
+card); read it with :func:`table_talk`. A reply of nothing but talk is :class:`Say`.
+
+**Cards** are found by :func:`pbem.mail.notation.find_cards` in the lines that are not command or
+talk lines. What they mean depends on ``expected`` (what the mail being answered asked for):
+
+* ``"play"``: one card (repeated as often as you like) is :class:`Play`; two different cards are
+  ``Ambiguous("TWO_CARDS")``: refused, never guessed;
+* ``"pass"``: exactly ``pass_count`` different cards are :class:`Pass`, in the order written;
+  another number is ``Unreadable("WRONG_CARD_COUNT")``;
+* ``"moon"``: cards mean nothing; ``old``/``new`` (``velha``/``nova``, ``veche``/``nouă``, or
+  "old moon"…) is :class:`MoonChoice`;
+* ``"invitation"``: ``yes``/``sim``/``da`` also accept and ``no``/``não``/``nu`` also decline;
+* ``"new_game"`` (mail to the new-game address): the whole text is a :class:`NewGame`;
+* ``None`` (unknown): one card is a play; ``pass_count`` different cards a pass.
+
+When a reply holds both a command line and cards, or two different commands, the first in the
+text wins, unless one of them cannot be undone (:data:`IRREVERSIBLE`: resign, decline, abort):
+then the reply is ``Ambiguous("CONFLICTING_COMMANDS")``.
+
+Reason codes (the sentences live in the mail templates; ``details`` values are strings):
+
+=========================  ==========  =====================================================
+code                       class       details
+=========================  ==========  =====================================================
+``EMPTY``                  Unreadable  (none): no new text at all
+``NO_COMMAND``             Unreadable  ``expected`` (if given): nothing recognisable
+``UNKNOWN_WORD``           Unreadable  ``word``: a short reply that is no command or card
+``WRONG_CARD_COUNT``       Unreadable  ``expected``, ``found`` (counts), ``cards``
+``NO_PLAYERS``             Unreadable  (none): a new game naming no other player
+``TWO_CARDS``              Ambiguous   ``cards``: the different cards named, space separated
+``BOTH_MOON_CHOICES``      Ambiguous   (none): both old and new moon named
+``CONFLICTING_COMMANDS``   Ambiguous   ``commands`` (names, space separated), ``cards``
+=========================  ==========  =====================================================
+
+Command names (``Command.name``) are the keys of :data:`COMMAND_WORDS` plus ``play``, ``pass``,
+``moon``, ``unreadable`` and ``ambiguous``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar, Final, Union
+
+from ..notation import find_cards, find_mentions, fold
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    card: str
+    name: ClassVar[str] = "play"
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    cards: tuple[str, ...]
+    name: ClassVar[str] = "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class MoonChoice:
+    choice: str  # "old" (the others score the moon) or "new" (the shooter subtracts it)
+    name: ClassVar[str] = "moon"
+
+
+@dataclass(frozen=True, slots=True)
+class Help:
+    name: ClassVar[str] = "help"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Send my hand and the table again."""
+
+    name: ClassVar[str] = "status"
+
+
+@dataclass(frozen=True, slots=True)
+class Games:
+    """List my games."""
+
+    name: ClassVar[str] = "games"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    name: ClassVar[str] = "rules"
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    name: ClassVar[str] = "resign"
+
+
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """Accept an invitation."""
+
+    name: ClassVar[str] = "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """Decline an invitation."""
+
+    name: ClassVar[str] = "decline"
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """Start a game: the other players' addresses (lower case) and ``key: value`` options as written.
+
+    Option names are mapped from their Portuguese and Romanian forms (:data:`OPTION_ALIASES`) but
+    not checked: the service validates them against the engine's options.
+    """
+
+    players: tuple[str, ...]
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    name: ClassVar[str] = "new_game"
+
+
+# Commands of long games (issue 4). They are recognised here; what they do is the services'.
+@dataclass(frozen=True, slots=True)
+class Vacation:
+    """``vacation until <date>``: ``until`` is the text as written, for the service to read."""
+
+    until: str
+    name: ClassVar[str] = "vacation"
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """``queue QS AS 2C``: cards to play in this order when each becomes legal."""
+
+    cards: tuple[str, ...]
+    name: ClassVar[str] = "queue"
+
+
+@dataclass(frozen=True, slots=True)
+class Autopilot:
+    name: ClassVar[str] = "autopilot"
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """Table talk only (a reply that is nothing but ``say …`` lines)."""
+
+    text: str
+    name: ClassVar[str] = "say"
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    name: ClassVar[str] = "history"
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    name: ClassVar[str] = "pause"
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    name: ClassVar[str] = "resume"
+
+
+@dataclass(frozen=True, slots=True)
+class Abort:
+    name: ClassVar[str] = "abort"
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    reason: str
+    details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    name: ClassVar[str] = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguous:
+    reason: str
+    details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    name: ClassVar[str] = "ambiguous"
+
+
+Command = Union[
+    Play, Pass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
+    Vacation, Queue, Autopilot, Say, History, Pause, Resume, Abort, Unreadable, Ambiguous,
+]
+
+# -- the words ---------------------------------------------------------------------------------
+
+#: Every command word, by command and language. Folding makes accents and case optional; a
+#: phrase of several words matches those words in order.
+COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "help": {"en": ("help", "commands", "?"), "pt": ("ajuda", "socorro", "comandos"),
+             "ro": ("ajutor", "comenzi")},
+    "status": {"en": ("status", "state", "hand", "table"),
+               "pt": ("estado", "situação", "mão", "mesa"),
+               "ro": ("stare", "starea", "situație", "situația", "mâna", "mâna mea", "masa")},
+    "games": {"en": ("games", "list games", "list"), "pt": ("jogos", "partidas"),
+              "ro": ("jocuri", "jocurile")},
+    "rules": {"en": ("rules",), "pt": ("regras",), "ro": ("reguli", "regulile")},
+    "resign": {"en": ("resign", "quit", "forfeit", "give up"),
+               "pt": ("desisto", "desistir", "abandono", "abandonar"),
+               "ro": ("renunț", "renunță", "abandonez", "abandon", "mă retrag", "retrag")},
+    "accept": {"en": ("accept", "join", "count me in"), "pt": ("aceito", "aceitar", "participo", "entro"),
+               "ro": ("accept", "accepta", "particip", "intru")},
+    "decline": {"en": ("decline", "refuse", "no thanks"), "pt": ("recuso", "recusar", "não obrigado"),
+                "ro": ("refuz", "refuza", "declin", "nu mulțumesc")},
+    "history": {"en": ("history", "moves"), "pt": ("histórico", "jogadas"),
+                "ro": ("istoric", "istoricul", "mutări", "mutările")},
+    "autopilot": {"en": ("autopilot", "auto pilot"), "pt": ("piloto automático",),
+                  "ro": ("pilot automat",)},
+    "pause": {"en": ("pause",), "pt": ("pausa", "pausar"), "ro": ("pauză", "pauzeaza")},
+    "resume": {"en": ("resume", "unpause", "continue"), "pt": ("retomar", "continuar"),
+               "ro": ("reluare", "reia", "continuă")},
+    "abort": {"en": ("abort", "cancel game"), "pt": ("abortar", "cancelar jogo", "cancelar partida"),
+              "ro": ("anulează", "anulare", "anulează jocul")},
+    # These take the rest of their line.
+    "say": {"en": ("say",), "pt": ("diz", "dizer", "diga"), "ro": ("spune", "spun")},
+    "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
+                 "ro": ("concediu", "vacanță", "plecat")},
+    "queue": {"en": ("queue",), "pt": ("fila",), "ro": ("coadă",)},
+    "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
+                 "ro": ("joc nou", "partidă nouă")},
+}
+_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "new_game"})
+#: Commands that cannot be undone: never chosen when the reply also says something else.
+IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
+#: Words read only when the mail answered asked for them (``expected``).
+EXPECTED_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "moon": {
+        "moon_old": ("old", "old moon", "velha", "antiga", "lua velha", "veche", "vechi", "luna veche"),
+        "moon_new": ("new", "new moon", "nova", "lua nova", "nouă", "nou", "luna nouă"),
+    },
+    "invitation": {
+        "accept": ("yes", "sure", "ok", "okay", "sim", "claro", "da", "desigur"),
+        "decline": ("no", "não", "nu"),
+    },
+}
+#: Whatever was asked, these name a moon choice.
+MOON_PHRASES: Final = {
+    "moon_old": ("old moon", "lua velha", "luna veche"),
+    "moon_new": ("new moon", "lua nova", "luna nouă"),
+}
+#: Words that may surround a command word on its line (folded: no accents, lower case).
+FILLER_WORDS: Final = frozenset({
+    # English
+    "please", "pls", "plz", "i", "me", "my", "the", "a", "send", "show", "again", "now", "game",
+    "this", "from", "of", "what", "are", "is", "want", "to", "d", "like", "need", "thanks", "thank",
+    "you", "moon", "all", "for", "current", "?",
+    # Portuguese
+    "por", "favor", "o", "os", "as", "meu", "minha", "meus", "minhas", "manda", "mande", "envia",
+    "envie", "mostra", "mostre", "de", "novo", "este", "esta", "jogo", "do", "da", "desta",
+    "partida", "eu", "quero", "preciso", "quais", "sao", "qual", "e", "lua", "obrigado",
+    "obrigada", "mim", "agora",
+    # Romanian
+    "te", "rog", "trimite", "trimiteti", "mi", "arata", "din", "nou", "jocul", "acest", "asta",
+    "vreau", "sa", "care", "sunt", "este", "luna", "multumesc", "mie", "acum", "imi", "mea",
+    "mele", "meu",
+})
+#: Option names in other languages, for new games by mail ("regras: omnibus").
+OPTION_ALIASES: Final = {
+    "regras": "rules", "reguli": "rules", "preset": "rules", "alvo": "target", "meta": "target",
+    "pontos": "target", "tinta": "target", "puncte": "target", "robos": "bots", "robots": "bots",
+    "boti": "bots", "jogadores": "players", "jucatori": "players", "with": "players",
+    "com": "players", "cu": "players",
+}
+
+# -- parsing -----------------------------------------------------------------------------------
+_WORD: Final = re.compile(r"[^\W_]+|\?")
+_ADDRESS: Final = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+_OPTION_LINE: Final = re.compile(r"^\s*([^\W\d][\w -]{0,24}?)\s*[:=]\s*(\S.*?)\s*$")
+_UNTIL: Final = re.compile(r"^(?:until|till|to|ate|até|pana la|până la|pina la)\b[\s:]*", re.IGNORECASE)
+
+
+def _phrase_table() -> dict[tuple[str, ...], str]:
+    table: dict[tuple[str, ...], str] = {}
+    for command, by_language in COMMAND_WORDS.items():
+        for phrases in by_language.values():
+            for phrase in phrases:
+                words = tuple(_WORD.findall(fold(phrase)))
+                if table.setdefault(words, command) != command:
+                    raise ValueError(f"{phrase!r} names two commands")
+    return table
+
+
+_PHRASES: Final = _phrase_table()
+_EXPECTED_PHRASES: Final = {
+    expected: {tuple(_WORD.findall(fold(p))): cmd for cmd, phrases in table.items() for p in phrases}
+    for expected, table in EXPECTED_WORDS.items()
+}
+_MOON_PHRASES: Final = {
+    tuple(_WORD.findall(fold(p))): cmd for cmd, phrases in MOON_PHRASES.items() for p in phrases
+}
+_LONGEST: Final = max(len(p) for p in (*_PHRASES, *_MOON_PHRASES))
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    index: int
+    text: str
+    command: str | None = None  # a command name, or moon_old / moon_new
+    argument: str = ""
+
+
+def parse_command(
+    reply_text: str,
+    language_hint: str | None = None,
+    *,
+    expected: str | None = None,
+    pass_count: int = 3,
+) -> Command:
+    """What the new text of a reply asks for (see the module docstring).
+
+    ``language_hint`` (the player's language, if known) is accepted for the callers' sake and
+    currently changes nothing: every language is read whatever the hint, since players mix
+    languages; it is where a future word that means different things in two languages would be
+    decided. ``expected`` is ``"play"``, ``"pass"``, ``"moon"``, ``"invitation"``, ``"new_game"``
+    or None; ``pass_count`` the number of cards a pass takes.
+    """
+    del language_hint  # documented above: every language is read
+    lines = [line.strip() for line in reply_text.replace("\r", "").split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return Unreadable("EMPTY")
+    if expected == "new_game":
+        return _new_game("\n".join(lines))
+    read = [_read_line(i, line, expected) for i, line in enumerate(lines)]
+    talk = [line.argument for line in read if line.command == "say"]
+    commands = [line for line in read if line.command and line.command != "say"]
+    card_lines = [line for line in read if not line.command]
+    card_text = "\n".join(line.text for line in card_lines)
+    found = find_cards(card_text)
+    cards = list(dict.fromkeys(card for card, _ in found))
+    first_card_line = card_lines[card_text.count("\n", 0, found[0][1][0])].index if found else None
+
+    moon = [l for l in commands if l.command in ("moon_old", "moon_new")]
+    if moon:
+        choices = {l.command for l in moon}
+        if len(choices) > 1:
+            return Ambiguous("BOTH_MOON_CHOICES")
+        commands = [l for l in commands if l not in moon]
+        if not commands:
+            return MoonChoice("old" if moon[0].command == "moon_old" else "new")
+
+    names = list(dict.fromkeys(l.command for l in commands if l.command))
+    if names and (cards or len(names) > 1):
+        if IRREVERSIBLE & set(names):
+            details = {"commands": " ".join(names)}
+            if cards:
+                details["cards"] = " ".join(cards)
+            return Ambiguous("CONFLICTING_COMMANDS", MappingProxyType(details))
+        if cards and first_card_line is not None and first_card_line < commands[0].index:
+            return _card_command(cards, expected, pass_count)
+    if names:
+        return _build(commands[0], "\n".join(lines))
+    if cards:
+        return _card_command(cards, expected, pass_count)
+    if talk:
+        return Say("\n".join(talk))
+    if len(lines) == 1 and len(lines[0].split()) <= 2 and len(lines[0]) <= 30:
+        return Unreadable("UNKNOWN_WORD", MappingProxyType({"word": lines[0]}))
+    return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected} if expected else {}))
+
+
+def table_talk(reply_text: str) -> str | None:
+    """The text of the reply's ``say …`` lines (joined by newlines), or None when there are none."""
+    lines = [_read_line(0, line.strip(), None) for line in reply_text.split("\n") if line.strip()]
+    talk = [line.argument for line in lines if line.command == "say" and line.argument]
+    return "\n".join(talk) if talk else None
+
+
+def _read_line(index: int, text: str, expected: str | None) -> _Line:
+    folded = fold(text)
+    words = _WORD.findall(folded)
+    start = 0
+    while start < len(words) and words[start] in FILLER_WORDS and not _starts_phrase(words, start, expected):
+        start += 1
+    for size in range(min(_LONGEST, len(words) - start), 0, -1):
+        phrase = tuple(words[start : start + size])
+        command = (
+            _EXPECTED_PHRASES.get(expected, {}).get(phrase) if expected else None
+        ) or _MOON_PHRASES.get(phrase) or _PHRASES.get(phrase)
+        if command is None:
+            continue
+        if command in _TAKES_TEXT:
+            if start:
+                continue  # "please say…" is not the say command; keep it simple and strict
+            return _Line(index, text, command, _argument(text, folded, phrase))
+        if all(w in FILLER_WORDS for w in words[start + size :]):
+            return _Line(index, text, command)
+    return _Line(index, text)
+
+
+def _starts_phrase(words: list[str], start: int, expected: str | None) -> bool:
+    """Whether a filler word here also begins a command phrase ("give up" vs the filler "me")."""
+    for size in range(min(_LONGEST, len(words) - start), 0, -1):
+        phrase = tuple(words[start : start + size])
+        if phrase in _PHRASES or phrase in _MOON_PHRASES or (
+            expected and phrase in _EXPECTED_PHRASES.get(expected, {})
+        ):
+            return True
+    return False
+
+
+def _argument(text: str, folded: str, phrase: tuple[str, ...]) -> str:
+    """The original text after the command phrase on its line, without a separating colon."""
+    pattern = r"^\W*" + r"\W+".join(re.escape(w) for w in phrase) + r"(?![^\W_])[\s:,.\-–]*"
+    m = re.match(pattern, folded)
+    return text[m.end() :].strip() if m else ""
+
+
+def _build(line: _Line, whole_text: str) -> Command:
+    command = line.command
+    if command == "vacation":
+        return Vacation(_UNTIL.sub("", line.argument).strip())
+    if command == "queue":
+        return Queue(tuple(m.card for m in find_mentions(line.argument)))
+    if command == "new_game":
+        return _new_game(whole_text)
+    simple: dict[str, type] = {
+        "help": Help, "status": Status, "games": Games, "rules": Rules, "resign": Resign,
+        "accept": Accept, "decline": Decline, "history": History, "autopilot": Autopilot,
+        "pause": Pause, "resume": Resume, "abort": Abort,
+    }
+    return simple[command]()
+
+
+def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Command:
+    joined = " ".join(cards)
+    if expected in ("moon", "invitation"):
+        return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected}))
+    if expected == "pass" or (expected is None and len(cards) == pass_count and pass_count > 1):
+        if len(cards) == pass_count:
+            return Pass(tuple(cards))
+        if expected == "pass":
+            return Unreadable("WRONG_CARD_COUNT", MappingProxyType(
+                {"expected": str(pass_count), "found": str(len(cards)), "cards": joined}
+            ))
+    if len(cards) == 1:
+        return Play(cards[0])
+    return Ambiguous("TWO_CARDS", MappingProxyType({"cards": joined}))
+
+
+def _new_game(text: str) -> Command:
+    """Players are every address in the text; options every ``key: value`` line without one."""
+    players: list[str] = []
+    options: dict[str, str] = {}
+    for line in text.split("\n"):
+        found = [a.lower().rstrip(".") for a in _ADDRESS.findall(line)]
+        players.extend(found)
+        if found:
+            continue
+        m = _OPTION_LINE.match(line)
+        if m:
+            key = re.sub(r"[\s-]+", "_", fold(m.group(1)).strip())
+            options[OPTION_ALIASES.get(key, key)] = m.group(2)
+    players = list(dict.fromkeys(players))
+    options.pop("players", None)
+    if not players:
+        return Unreadable("NO_PLAYERS")
+    return NewGame(tuple(players), MappingProxyType(options))
