@@ -1,0 +1,215 @@
+"""Hand finished mail to the world: an SMTP relay, or the local dev mailbox.
+
+``make_relay(settings)`` picks one:
+
+- ``SmtpRelay`` when ``PBEM_RELAY_HOST`` is set: one SMTP connection per mail
+  (``PBEM_RELAY_TLS`` none / starttls / ssl; AUTH when ``PBEM_RELAY_USER`` is set).
+- ``DevMailbox`` when it is empty (``pbem serve`` on a laptop): the mail is
+  written to a file, and the web front shows it.
+
+Both take the stored raw bytes unchanged (the outbox row's ``raw``), and the
+envelope separately: the sender is always the server's bounce address
+(``bounces@<mail domain>``) so that delivery failures come back to pbem's own
+SMTP front and never to a player; the recipients are the row's, never read from
+the headers.
+
+Failures are sorted for the outbox: ``RelayError.permanent`` is true when the
+relay said 5xx about the recipient or the message (retrying cannot help), false
+for 4xx answers, refused or dropped connections, timeouts and TLS/AUTH problems
+(an operator can fix those, and the mail should still go out afterwards).
+
+The dev mailbox format (read by the web front's ``/dev/mail`` pages)
+---------------------------------------------------------------------
+Directory ``<PBEM_DATA_DIR>/devmail/`` (``dev_mailbox_dir(settings)``), one file per
+outgoing mail, named ``<key>.eml`` where ``<key>`` is the outbox row id, zero-padded
+to 10 digits (``0000000042.eml``), so sorting the names sorts by id and the
+row behind a file is ``int(stem)``.  The content is the raw RFC 5322 message exactly
+as stored, preceded by the two trace headers a delivery agent adds::
+
+    Return-Path: <bounces@hearts.localhost>
+    Delivered-To: alice@example.com
+
+(``Delivered-To`` once per envelope recipient).  Files are written to a temporary
+name and renamed into place, so a reader never sees half a mail; sending the same
+row again replaces its file.  Parse a file with
+``email.message_from_bytes(data, policy=email.policy.default)``.
+"""
+
+from __future__ import annotations
+
+import os
+import smtplib
+import ssl
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pbem.config import Settings
+
+__all__ = [
+    "DEV_MAILBOX_DIRNAME",
+    "DevMailbox",
+    "Relay",
+    "RelayError",
+    "SmtpRelay",
+    "bounce_address",
+    "dev_mailbox_dir",
+    "dev_mailbox_name",
+    "make_relay",
+]
+
+DEV_MAILBOX_DIRNAME = "devmail"
+RELAY_TIMEOUT_S = 60.0
+"""Per-socket-operation timeout talking to the relay (the outbox's lease is longer)."""
+
+
+class RelayError(Exception):
+    """The mail was not handed over.  ``permanent``: retrying cannot help."""
+
+    def __init__(self, message: str, *, permanent: bool, code: int | None = None) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.code = code
+
+
+class Relay(Protocol):
+    """Something that delivers one raw message to its envelope recipients."""
+
+    def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        """Hand ``raw`` over for ``recipients``; ``key`` names the outbox row.
+        Raises ``RelayError`` when it could not."""
+        ...
+
+
+def bounce_address(settings: Settings) -> str:
+    """The envelope sender of every outgoing mail: bounces come back to us."""
+    return f"bounces@{settings.mail_domain}"
+
+
+def dev_mailbox_dir(settings: Settings) -> Path:
+    """Where ``DevMailbox`` writes (see the module docstring for the format)."""
+    return settings.data_dir / DEV_MAILBOX_DIRNAME
+
+
+def dev_mailbox_name(key: int) -> str:
+    """The file name of outbox row ``key`` in the dev mailbox."""
+    return f"{key:010d}.eml"
+
+
+def make_relay(settings: Settings) -> Relay:
+    """The configured relay: SMTP when ``PBEM_RELAY_HOST`` is set, else the dev mailbox."""
+    if settings.relay_host:
+        return SmtpRelay(
+            host=settings.relay_host,
+            port=settings.relay_port,
+            tls=settings.relay_tls,
+            user=settings.relay_user,
+            password=settings.relay_password,
+            sender=bounce_address(settings),
+            local_hostname=settings.smtp_hostname,
+        )
+    return DevMailbox(dev_mailbox_dir(settings), sender=bounce_address(settings))
+
+
+@dataclass(frozen=True)
+class SmtpRelay:
+    """Delivers through an SMTP relay, one connection per message.
+
+    A connection per message keeps failures independent and leaves nothing open
+    between tasks; game mail is a trickle, not a bulk send.
+    """
+
+    host: str
+    port: int
+    tls: str  # none | starttls | ssl
+    user: str
+    password: str
+    sender: str
+    local_hostname: str | None = None
+    timeout: float = RELAY_TIMEOUT_S
+
+    def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        try:
+            with self._connect() as client:
+                if self.tls == "starttls":
+                    client.starttls(context=ssl.create_default_context())
+                if self.user:
+                    client.login(self.user, self.password)
+                refused = client.sendmail(self.sender, recipients, raw)
+        except smtplib.SMTPRecipientsRefused as error:
+            raise _from_refusals(error.recipients) from error
+        except smtplib.SMTPResponseException as error:
+            # Sender refused, DATA refused, AUTH refused, STARTTLS refused...
+            # AUTH failures are configuration problems: worth retrying once fixed.
+            permanent = error.smtp_code >= 500 and not isinstance(
+                error, smtplib.SMTPAuthenticationError
+            )
+            raise RelayError(
+                f"relay answered {error.smtp_code} {_text(error.smtp_error)}",
+                permanent=permanent,
+                code=error.smtp_code,
+            ) from error
+        except (smtplib.SMTPException, OSError) as error:  # connection, TLS, timeouts
+            raise RelayError(
+                f"relay {self.host}:{self.port} unreachable: {error!r}", permanent=False
+            ) from error
+        if refused:
+            # Some recipients refused, the others accepted: the message went out.
+            # Outbox rows have one recipient, so this only happens to other callers.
+            raise _from_refusals(refused)
+
+    def _connect(self) -> smtplib.SMTP:
+        if self.tls == "ssl":
+            return smtplib.SMTP_SSL(
+                self.host,
+                self.port,
+                local_hostname=self.local_hostname,
+                timeout=self.timeout,
+                context=ssl.create_default_context(),
+            )
+        return smtplib.SMTP(
+            self.host, self.port, local_hostname=self.local_hostname, timeout=self.timeout
+        )
+
+
+def _from_refusals(refusals: dict[str, tuple[int, bytes]]) -> RelayError:
+    codes = [code for code, _ in refusals.values()]
+    detail = "; ".join(f"{rcpt}: {code} {_text(msg)}" for rcpt, (code, msg) in refusals.items())
+    return RelayError(
+        f"recipient refused: {detail}",
+        permanent=all(code >= 500 for code in codes),
+        code=max(codes) if codes else None,
+    )
+
+
+def _text(message: bytes | str) -> str:
+    return message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+
+
+@dataclass(frozen=True)
+class DevMailbox:
+    """Writes each mail to ``<directory>/<key>.eml`` (format in the module docstring)."""
+
+    directory: Path
+    sender: str
+
+    def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        trace = f"Return-Path: <{self.sender}>\r\n" + "".join(
+            f"Delivered-To: {recipient}\r\n" for recipient in recipients
+        )
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".incoming-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(trace.encode("ascii", "backslashreplace") + raw)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, self.directory / dev_mailbox_name(key))
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as error:
+            raise RelayError(f"dev mailbox {self.directory}: {error}", permanent=False) from error
+

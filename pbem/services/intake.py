@@ -1,0 +1,161 @@
+"""Intake: the one way a received mail enters pbem, whichever front received it.
+
+The SMTP front, the webhooks and ``pbem mail inject`` all call ``store_inbound``
+inside a transaction and queue the returned ids only *after* that transaction
+commits (``workers.queueing.queue_inbound``), so a worker never looks for a row
+that is not there yet, and a mail that could not be stored is never answered
+with success.
+
+One row is stored per envelope recipient (never per header recipient: headers
+are the sender's to forge), keyed by the Message-ID, or ``sha256:<hex>`` of the
+raw bytes when there is none.  The key and recipient are UNIQUE together, and
+the insert is ``INSERT .. ON CONFLICT DO NOTHING`` on both databases: a mail
+delivered twice, or by both SMTP and a webhook, or by two fronts at the same
+moment, is stored (and so processed) once, without a race between a "does it
+exist?" query and the insert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+
+from sqlalchemy.dialects import postgresql, sqlite
+from kombu.exceptions import KombuError
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbem.db.models import MESSAGE_ID_LENGTH, InboundMessage, InboundSource
+from pbem.db.session import transaction
+
+__all__ = ["Received", "message_key", "normalise_recipients", "receive_inbound", "store_inbound"]
+
+log = logging.getLogger("pbem.intake")
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def message_key(raw: bytes) -> str:
+    """The deduplication key of a raw message: its Message-ID, else a hash.
+
+    The Message-ID is taken as written (unfolded, whitespace removed), since the
+    same mail delivered twice carries the same header byte for byte.  A missing,
+    empty or absurdly long one falls back to ``sha256:<hex>`` of the raw bytes,
+    so identical bytes still deduplicate.
+    """
+    # compat32 keeps the header text as is, whatever its syntax: a malformed
+    # Message-ID is still a stable key, and parsing can never fail on it.
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    value = headers.get("Message-ID")
+    if value is not None:
+        key = _WHITESPACE.sub("", str(value))
+        if key and len(key) <= MESSAGE_ID_LENGTH:
+            return key
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def normalise_recipients(recipients: Iterable[str]) -> list[str]:
+    """Envelope recipients lowercased and stripped, duplicates dropped, order kept."""
+    seen: dict[str, None] = {}
+    for recipient in recipients:
+        address = recipient.strip().lower()
+        if address:
+            seen.setdefault(address, None)
+    return list(seen)
+
+
+def store_inbound(
+    session: Session,
+    *,
+    raw: bytes,
+    mail_from: str,
+    recipients: list[str],
+    source: str,
+    received_at: datetime,
+) -> list[int]:
+    """Store ``raw`` once per envelope recipient; return the ids of rows newly stored.
+
+    Runs inside the caller's transaction (the caller commits, then queues the
+    ids).  A recipient that already has a row for this message key is skipped
+    silently: its id is not returned, so it is not queued again.
+    """
+    rows = [
+        {
+            "message_key": message_key(raw),
+            "recipient": recipient,
+            "mail_from": mail_from.strip(),
+            "raw": raw,
+            "source": InboundSource(source),
+            "received_at": received_at,
+        }
+        for recipient in normalise_recipients(recipients)
+    ]
+    if not rows:
+        return []
+    statement = (
+        _insert_for(session)
+        .values(rows)
+        .on_conflict_do_nothing(index_elements=["message_key", "recipient"])
+        .returning(InboundMessage.id)
+    )
+    return sorted(session.scalars(statement))
+
+
+def _insert_for(session: Session) -> postgresql.Insert | sqlite.Insert:
+    """The dialect's INSERT, which has ``on_conflict_do_nothing``."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(InboundMessage)
+    if dialect == "sqlite":
+        return sqlite.insert(InboundMessage)
+    raise NotImplementedError(f"store_inbound supports PostgreSQL and SQLite, not {dialect}")
+
+
+
+@dataclass(frozen=True)
+class Received:
+    """What ``receive_inbound`` did: the rows it stored, and whether they were queued."""
+
+    ids: list[int]
+    queued: bool
+
+
+def receive_inbound(
+    session_factory: sessionmaker[Session],
+    *,
+    raw: bytes,
+    mail_from: str,
+    recipients: list[str],
+    source: str,
+    received_at: datetime,
+    queue: Callable[[list[int]], None],
+) -> Received:
+    """Store a received mail in its own transaction, then queue the new rows.
+
+    The fronts' whole job in one call.  A failure to *store* propagates (the
+    front must then refuse the mail: SMTP 451, HTTP 503), while a failure to
+    *queue* after the commit is only logged: the rows are safe and the worker's
+    periodic sweep re-queues inbound rows left pending.
+    """
+    with transaction(session_factory) as session:
+        ids = store_inbound(
+            session,
+            raw=raw,
+            mail_from=mail_from,
+            recipients=recipients,
+            source=source,
+            received_at=received_at,
+        )
+    if not ids:
+        return Received(ids=[], queued=True)
+    try:
+        queue(ids)
+    except (KombuError, OSError):
+        log.exception("inbound %s stored but not queued; the sweep will queue it", ids)
+        return Received(ids=ids, queued=False)
+    return Received(ids=ids, queued=True)

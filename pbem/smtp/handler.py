@@ -1,0 +1,115 @@
+"""The aiosmtpd handler of the SMTP front: check recipients, store, queue. Nothing else.
+
+Modelled on Mailman 3's LMTP runner: recipients are judged one by one at RCPT
+time, from the envelope only; the message is stored durably before the final
+answer; no game logic runs here (the worker parses and applies it later).
+
+Answers:
+
+- RCPT to an address outside ``PBEM_MAIL_DOMAIN``: ``550 5.7.1``: this server
+  is never an open relay.  ``postmaster@<domain>`` (and bare ``postmaster``,
+  which RFC 5321 says must be accepted) is in the domain like any other address.
+- a message over ``PBEM_MAX_MESSAGE_SIZE``: ``552`` (aiosmtpd's
+  ``data_size_limit``, at MAIL with a SIZE parameter or during DATA).
+- DATA: ``250`` once the rows are committed; ``451 4.3.0`` when they could not be
+  (database down, disk full...), so the sending server keeps the mail and retries.
+  If only *queueing* fails after the commit the answer is still 250: the mail
+  is safe and the worker's sweep queues it later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbem.db.models import InboundSource
+from pbem.services.intake import receive_inbound
+
+__all__ = ["MAX_RECIPIENTS", "InboundHandler", "accepted_recipient"]
+
+log = logging.getLogger("pbem.smtp")
+
+MAX_RECIPIENTS = 100
+"""RFC 5321 asks servers to take at least 100 recipients per message."""
+
+Queue = Callable[[list[int]], None]
+
+
+def accepted_recipient(address: str, mail_domain: str) -> str | None:
+    """``address`` normalised (lowercase) when it is ours to receive, else None."""
+    address = address.strip().lower()
+    if address == "postmaster":
+        return f"postmaster@{mail_domain}"
+    local, at, domain = address.rpartition("@")
+    if not at or not local or domain != mail_domain.lower():
+        return None
+    return address
+
+
+class InboundHandler:
+    """aiosmtpd handler hooks.  ``store_and_queue`` is blocking (database, broker)
+    and runs in a thread, so one slow commit does not stall other connections."""
+
+    def __init__(
+        self,
+        *,
+        mail_domain: str,
+        session_factory: sessionmaker[Session],
+        queue: Queue,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.mail_domain = mail_domain.lower()
+        self.session_factory = session_factory
+        self.queue = queue
+        self.clock = clock
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
+    ) -> str:
+        recipient = accepted_recipient(address, self.mail_domain)
+        if recipient is None:
+            log.info("refused relay from %s to %s (peer %s)", envelope.mail_from, address, session.peer)
+            return f"550 5.7.1 Relaying denied: this server only receives mail for {self.mail_domain}"
+        if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
+            return "452 4.5.3 Too many recipients"
+        envelope.rcpt_tos.append(recipient)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        raw = bytes(envelope.original_content or b"")
+        mail_from = envelope.mail_from or ""
+        if mail_from == "<>":  # the null sender: a bounce or an auto-reply
+            mail_from = ""
+        recipients = list(envelope.rcpt_tos)
+        try:
+            received = await asyncio.to_thread(self._store_and_queue, raw, mail_from, recipients)
+        except Exception:
+            # Whatever went wrong, the mail is not stored: refuse it *temporarily*
+            # so the sender's server keeps it and tries again (a 5xx would bounce it
+            # and a 250 would lose it).
+            log.exception("could not store mail from %s to %s", mail_from, recipients)
+            return "451 4.3.0 Temporary failure storing the message, try again later"
+        log.info(
+            "stored mail from %s to %s as inbound %s%s",
+            mail_from,
+            recipients,
+            received.ids or "(duplicate)",
+            "" if received.queued else " (not queued: the sweep will)",
+        )
+        return "250 2.0.0 Message accepted"
+
+    def _store_and_queue(self, raw: bytes, mail_from: str, recipients: list[str]) -> Any:
+        return receive_inbound(
+            self.session_factory,
+            raw=raw,
+            mail_from=mail_from,
+            recipients=recipients,
+            source=InboundSource.SMTP,
+            received_at=self.clock(),
+            queue=self.queue,
+        )

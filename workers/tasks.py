@@ -1,0 +1,90 @@
+"""pbem's Celery tasks: thin wrappers that call the services.
+
+Each task is idempotent (running it twice does the work once), because with
+``acks_late`` a task can run again after a worker dies.  Tasks queue their
+follow-ups only after the service call returned, i.e. after its transaction
+committed.  Database hiccups (SQLite busy, PostgreSQL restarting) are retried
+with backoff; anything else fails the task loudly and the row stays for the
+sweep and for an operator.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task, shared_task
+from kombu.exceptions import KombuError
+from sqlalchemy.exc import OperationalError
+
+from pbem.services.outbox import (
+    SendResult,
+    due_outbound,
+    next_attempts,
+    send_outbound,
+    stale_inbound,
+)
+from workers.queueing import PROCESS_INBOUND, SEND_MAIL, SWEEP, queue_inbound, queue_outbound
+
+log = logging.getLogger("pbem.worker")
+
+_DB_RETRY: dict[str, Any] = {
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": 2,
+    "retry_backoff_max": 120,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
+
+
+@shared_task(bind=True, name=PROCESS_INBOUND, **_DB_RETRY)
+def process_inbound(self: Task, inbound_id: int) -> list[int]:
+    """Apply one received mail (``pbem.services.inbound.process_inbound``), then queue
+    ONE ``pbem.send_mail`` for the mails it wrote."""
+    # Imported here: the service is the lead engineer's module and heavy; the
+    # worker (and this module) load without it.
+    from pbem.services.inbound import process_inbound as process
+
+    outbound_ids = process(self.app.services(), inbound_id)
+    if outbound_ids:
+        try:
+            queue_outbound(self.app, outbound_ids)
+        except (KombuError, OSError):  # broker down; the rows are committed and pending
+            log.exception(
+                "inbound %s: could not queue outbound %s; the sweep will send them",
+                inbound_id,
+                outbound_ids,
+            )
+    return list(outbound_ids)
+
+
+@shared_task(bind=True, name=SEND_MAIL, **_DB_RETRY)
+def send_mail(self: Task, outbound_ids: list[int]) -> dict[str, str]:
+    """Send these outbox rows, each on its own: one failing does not hold up the
+    others.  A row that failed for now is retried by its own task, queued to run
+    when the row's backoff ends (``next_attempt_at``)."""
+    svc = self.app.services()
+    results = {int(outbound_id): send_outbound(svc, int(outbound_id)) for outbound_id in outbound_ids}
+    to_retry = [outbound_id for outbound_id, result in results.items() if result is SendResult.RETRY]
+    now = svc.clock.now()
+    for outbound_id, due in next_attempts(svc, to_retry).items():
+        # A countdown from the services' clock, not an absolute eta: that clock may
+        # be offset from the wall clock Celery schedules by (time-travel tests).
+        countdown = max((due - now).total_seconds(), 0.0)
+        self.app.send_task(SEND_MAIL, args=[[outbound_id]], countdown=countdown)
+    return {str(outbound_id): str(result) for outbound_id, result in results.items()}
+
+
+@shared_task(bind=True, name=SWEEP, **_DB_RETRY)
+def sweep(self: Task) -> dict[str, int]:
+    """Re-queue what was left behind: inbound rows pending for over a minute (their
+    task was lost) and outbox rows due for (re)sending.  Queued by beat."""
+    svc = self.app.services()
+    now = svc.clock.now()
+    inbound_ids = stale_inbound(svc, now)
+    outbound_ids = due_outbound(svc, now)
+    queue_inbound(self.app, inbound_ids)
+    queue_outbound(self.app, outbound_ids)
+    if inbound_ids or outbound_ids:
+        log.info("sweep re-queued %d inbound, %d outbound", len(inbound_ids), len(outbound_ids))
+    return {"inbound": len(inbound_ids), "outbound": len(outbound_ids)}
