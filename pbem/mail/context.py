@@ -1,0 +1,444 @@
+"""What a mail says, as plain values: the services fill these, the templates read them.
+
+A mail is rendered from a `MailContext`: who it is for (`Recipient`), the game as that seat
+may see it (`GameContext`, or ``None`` for mails about no single game) and one *detail*
+value whose type is the kind of mail (`YourTurn`, `TrickDone`, `MoveRejected`, ...).  Every
+value is frozen and holds only str, int, bool, tuples, mappings and datetimes, so contexts
+can be built in a worker, compared in tests and never carry live engine or database objects
+into a template.  Cards are canonical strings (``"QS"``, ``"TH"``); seats are ints.
+
+The detail classes carry a class attribute ``KIND``, the template name; `MailContext.kind`
+returns it, so a caller cannot pair a detail with the wrong template by accident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import ClassVar, Literal
+
+__all__ = [
+    "BounceNotice",
+    "CardPlayed",
+    "FinishedTrick",
+    "GameContext",
+    "GameListing",
+    "GameStarted",
+    "GameSummary",
+    "Games",
+    "HandResult",
+    "HandSummary",
+    "Help",
+    "Invitation",
+    "InvitationAccepted",
+    "MailContext",
+    "MailDetail",
+    "Moon",
+    "MoveRejected",
+    "Play",
+    "Recipient",
+    "RequestRejected",
+    "Rules",
+    "Status",
+    "TalkLine",
+    "TrickDone",
+    "Welcome",
+    "YourTurn",
+    "KINDS",
+]
+
+PassDirection = Literal["left", "right", "across", "hold", "scatter"]
+Phase = Literal["pass", "play", "moon", "over"]
+Decision = Literal["pass", "play", "moon"]
+
+
+def _frozen_mapping(value: Mapping[str, object] | None) -> Mapping[str, object]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Recipient:
+    """The person a mail is for."""
+
+    name: str
+    address: str
+    language: str = "en"
+    #: IANA time zone for showing deadlines (issue 4); UTC until players set theirs.
+    timezone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """One card played to a trick, by one seat."""
+
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedTrick:
+    """A complete trick: its cards in playing order (the first is the lead), who took it."""
+
+    number: int  # 1-based within the hand
+    plays: tuple[Play, ...]
+    winner: int
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class Moon:
+    """A moon (or sun) shot in a hand, and how it was scored.
+
+    ``kind`` is ``moon`` (every penalty card) or ``sun`` (every trick); ``scoring`` is
+    ``old`` (everyone else takes M), ``new`` (the shooter takes -M) or ``none`` (the rules
+    have no moon: the shooter simply scores M).
+    """
+
+    shooter: int
+    kind: Literal["moon", "sun"] = "moon"
+    scoring: Literal["old", "new", "none"] = "old"
+    total: int = 26
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """One scored hand: points per seat this hand and the totals after it."""
+
+    hand_number: int
+    points: tuple[int, ...]
+    totals: tuple[int, ...]
+    moon: Moon | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TalkLine:
+    """A line of table talk (``say ...``, issue 4) passed on to the other players."""
+
+    seat: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameContext:
+    """One game as the recipient's seat may see it (never another seat's hidden cards)."""
+
+    game_id: int
+    title: str
+    seat: int
+    names: tuple[str, ...]  # players' display names by seat
+    hand_number: int
+    pass_direction: PassDirection
+    phase: Phase
+    hand: tuple[str, ...]  # the recipient's cards, any order (mails sort them)
+    totals: tuple[int, ...]
+    hand_points: tuple[int, ...]  # points taken so far in this hand, by seat
+    reply_address: str
+    game_url: str = ""
+    pass_count: int = 3
+    trick: tuple[Play, ...] = ()  # the trick so far, in playing order
+    trick_number: int = 1
+    last_trick: FinishedTrick | None = None
+    to_move: int | None = None  # the seat to play; None while passing or when over
+    waiting_for: tuple[int, ...] = ()  # seats still to decide (passing: several at once)
+    legal: tuple[str, ...] = ()  # the recipient's legal cards, only when it is their turn
+    hearts_broken: bool = False
+    passed: tuple[str, ...] = ()  # the cards the recipient passed this hand
+    received: tuple[str, ...] = ()  # the cards received, once every seat has passed
+    history: tuple[HandResult, ...] = ()
+    target: int | None = 100
+    end_after_hands: int | None = None
+    preset: str = "standard"
+    table_talk: tuple[TalkLine, ...] = ()
+    deadline: datetime | None = None  # aware UTC datetime (issue 4)
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat == self.to_move or (
+            self.to_move is None and self.seat in self.waiting_for
+        )
+
+    def pass_target(self) -> int | None:
+        """The seat the recipient passes to this hand (None for hold and scatter)."""
+        n = len(self.names)
+        offsets = {"left": 1, "right": n - 1, "across": n // 2}
+        if self.pass_direction not in offsets:
+            return None
+        return (self.seat + offsets[self.pass_direction]) % n
+
+
+# ---------------------------------------------------------------------------------------
+# Details: one class per kind of mail.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class YourTurn:
+    """The recipient must decide: pass cards, play a card or choose how a moon scores."""
+
+    KIND: ClassVar[str] = "your_turn"
+    decision: Decision
+    #: The moon total M of this hand, for the ``moon`` decision ("everyone else scores M").
+    moon_total: int = 26
+    #: Cards the recipient played automatically since their last mail (a single legal card).
+    autoplayed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TrickDone:
+    """A trick was completed (``game.last_trick``); the default news mail."""
+
+    KIND: ClassVar[str] = "trick_done"
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed:
+    """A card was played (for players who asked for every card)."""
+
+    KIND: ClassVar[str] = "card_played"
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandSummary:
+    """A hand was scored."""
+
+    KIND: ClassVar[str] = "hand_summary"
+    result: HandResult
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    """The game is over: winners, final totals, totals after every hand (``game.history``)."""
+
+    KIND: ClassVar[str] = "game_summary"
+    winners: tuple[int, ...]
+    totals: tuple[int, ...]
+    resigned: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRejected:
+    """A move was refused; ``code`` and ``details`` come from `IllegalMove` or the reader.
+
+    ``attempted`` is the text or card the player sent, when known (for the sentence).
+    """
+
+    KIND: ClassVar[str] = "move_rejected"
+    code: str
+    details: Mapping[str, object] = field(default_factory=dict)
+    attempted: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", _frozen_mapping(self.details))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRejected:
+    """A mail that was not a move could not be used (stale, forged, unreadable ...).
+
+    Only ever addressed to a registered player's own address.
+    """
+
+    KIND: ClassVar[str] = "request_rejected"
+    code: str
+    details: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", _frozen_mapping(self.details))
+
+
+@dataclass(frozen=True, slots=True)
+class Help:
+    """How to play by mail: commands, card notation, replying."""
+
+    KIND: ClassVar[str] = "help"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The recipient's hand and the table again (``status`` command)."""
+
+    KIND: ClassVar[str] = "status"
+
+
+@dataclass(frozen=True, slots=True)
+class GameListing:
+    """One line of the ``games`` list."""
+
+    game_id: int
+    title: str
+    status: Literal["inviting", "active", "paused", "finished", "aborted"]
+    my_turn: bool = False
+    hand_number: int = 0
+    my_total: int | None = None
+    waiting_for: tuple[str, ...] = ()  # names
+    game_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Games:
+    """The recipient's games (``games`` command)."""
+
+    KIND: ClassVar[str] = "games"
+    games: tuple[GameListing, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The rules of this game in words (``rules`` command); ``rules`` is the engine's dict."""
+
+    KIND: ClassVar[str] = "rules"
+    rules: Mapping[str, object]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", _frozen_mapping(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    """An invitation to a new game; the recipient may not be a player yet."""
+
+    KIND: ClassVar[str] = "invitation"
+    game_id: int
+    inviter_name: str
+    inviter_address: str
+    players: tuple[str, ...]  # the other people invited (names or addresses)
+    reply_address: str  # the signed invitation address
+    rules: Mapping[str, object] = field(default_factory=dict)
+    bots: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", _frozen_mapping(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class InvitationAccepted:
+    """Someone accepted (or declined) an invitation; who is still awaited."""
+
+    KIND: ClassVar[str] = "invitation_accepted"
+    game_id: int
+    player_name: str
+    accepted: bool = True
+    still_waiting: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """Every seat is taken: the game begins (the first decision mail follows)."""
+
+    KIND: ClassVar[str] = "game_started"
+    rules: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", _frozen_mapping(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class BounceNotice:
+    """To a game's creator: mail to one player's address bounces."""
+
+    KIND: ClassVar[str] = "bounce_notice"
+    game_id: int
+    player_name: str
+    player_address: str
+    diagnostic: str = ""  # the remote server's words, shown verbatim
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """First mail to a newly registered player."""
+
+    KIND: ClassVar[str] = "welcome"
+
+
+MailDetail = (
+    YourTurn
+    | TrickDone
+    | CardPlayed
+    | HandSummary
+    | GameSummary
+    | MoveRejected
+    | RequestRejected
+    | Help
+    | Status
+    | Games
+    | Rules
+    | Invitation
+    | InvitationAccepted
+    | GameStarted
+    | BounceNotice
+    | Welcome
+)
+
+#: Every kind of mail, by template name.
+KINDS: Mapping[str, type] = MappingProxyType(
+    {
+        cls.KIND: cls
+        for cls in (
+            YourTurn,
+            TrickDone,
+            CardPlayed,
+            HandSummary,
+            GameSummary,
+            MoveRejected,
+            RequestRejected,
+            Help,
+            Status,
+            Games,
+            Rules,
+            Invitation,
+            InvitationAccepted,
+            GameStarted,
+            BounceNotice,
+            Welcome,
+        )
+    }
+)
+
+#: Kinds that need a `GameContext`.
+GAME_KINDS = frozenset(
+    {"your_turn", "trick_done", "card_played", "hand_summary", "game_summary", "status",
+     "game_started"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MailContext:
+    """Everything one mail needs: recipient, game view (if any) and the kind's detail."""
+
+    recipient: Recipient
+    detail: MailDetail
+    game: GameContext | None = None
+
+    def __post_init__(self) -> None:
+        kind = type(self.detail).KIND
+        if kind in GAME_KINDS and self.game is None:
+            raise ValueError(f"a {kind} mail needs a game context")
+
+    @property
+    def kind(self) -> str:
+        return type(self.detail).KIND
+
+    @property
+    def language(self) -> str:
+        return self.recipient.language
+
+    @property
+    def game_id(self) -> int | None:
+        """The game this mail belongs to (for threading and X-Hearts-Game), if any."""
+        if self.game is not None:
+            return self.game.game_id
+        return getattr(self.detail, "game_id", None)
+
+    @property
+    def reply_address(self) -> str | None:
+        if isinstance(self.detail, Invitation):
+            return self.detail.reply_address
+        return self.game.reply_address if self.game is not None else None

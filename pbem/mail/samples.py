@@ -1,0 +1,235 @@
+"""Realistic sample mail contexts: for template tests, the compose benchmark and previews.
+
+A mid-game position of a four-player standard game (#42, hand 3, passing across), seen
+from seat 1, with names that need more than ASCII.  `sample_contexts` returns at least one
+context for every kind of mail, and one `MoveRejected`/`RequestRejected` per reason code,
+so a test can render them all in every language.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from .context import (
+    BounceNotice,
+    CardPlayed,
+    FinishedTrick,
+    GameContext,
+    GameListing,
+    GameStarted,
+    GameSummary,
+    Games,
+    HandResult,
+    HandSummary,
+    Help,
+    Invitation,
+    InvitationAccepted,
+    MailContext,
+    Moon,
+    MoveRejected,
+    Play,
+    Recipient,
+    RequestRejected,
+    Rules,
+    Status,
+    TalkLine,
+    TrickDone,
+    Welcome,
+    YourTurn,
+)
+
+__all__ = ["MOVE_REJECTIONS", "REQUEST_REJECTIONS", "sample_contexts", "sample_game"]
+
+NAMES = ("Zoë Ávila", "João Brandão", "Ștefan Țurcanu", "Dana")
+RULES = {
+    "preset": "omnibus",
+    "players": 4,
+    "pass_cycle": ["left", "right", "across", "hold"],
+    "pass_count": 3,
+    "first_lead": "two_of_clubs",
+    "no_pts_on_first_trick": True,
+    "must_break_hearts": True,
+    "qs_penalty": 13,
+    "heart_values": "one",
+    "jd_bonus": -10,
+    "bonus_card": "JD",
+    "moon": "choice",
+    "target": 100,
+    "tie": "play_on",
+    "lowest_wins": True,
+}
+HISTORY = (
+    HandResult(1, (4, 13, 9, 0), (4, 13, 9, 0)),
+    HandResult(2, (0, 26, 26, 26), (4, 39, 35, 26), Moon(shooter=0)),
+)
+
+#: Engine and reader codes with realistic details (every play rejection carries ``legal``).
+MOVE_REJECTIONS: dict[str, dict[str, object]] = {
+    "WRONG_PHASE": {"phase": "pass", "expected": "pass"},
+    "NOT_YOUR_TURN": {"seat": 1, "to_move": 2},
+    "GAME_OVER": {},
+    "UNKNOWN_CARD": {"text": "queen of spaids"},
+    "CARD_NOT_IN_HAND": {"card": "AS", "legal": ["3C", "9C"]},
+    "MUST_FOLLOW_SUIT": {"card": "QH", "led_suit": "C", "held": ["9C", "3C"], "legal": ["3C", "9C"]},
+    "MUST_LEAD_LOWEST_CLUB": {"card": "5C", "required": "2C", "legal": ["2C"]},
+    "MUST_LEAD_CLUB": {"card": "AD", "clubs": ["5C", "KC"], "legal": ["5C", "KC"]},
+    "NO_POINTS_ON_FIRST_TRICK": {"card": "QS", "legal": ["AD", "7D"]},
+    "HEARTS_NOT_BROKEN": {"card": "TH", "legal": ["9C", "KD", "4S"]},
+    "QS_NEEDS_BROKEN_HEARTS": {"card": "QS", "legal": ["2D"]},
+    "MUST_PLAY_QS": {"card": "2D", "legal": ["QS"]},
+    "ALREADY_PASSED": {"seat": 1},
+    "NO_PASS_THIS_HAND": {},
+    "WRONG_PASS_COUNT": {"expected": 3, "given": 2},
+    "DUPLICATE_CARD": {"card": "KH"},
+    "NOT_THE_SHOOTER": {"seat": 1, "shooter": 0},
+    "BAD_MOON_CHOICE": {"choice": "both"},
+    "BAD_SEAT": {"seat": 9},
+    "NO_COMMAND": {},
+    "TWO_CARDS": {"cards": ["QS", "TH"]},
+    "WRONG_CARD_COUNT": {"expected": 3, "given": ["QS", "AH"]},
+    "UNKNOWN_WORD": {"word": "pasar"},
+}
+
+#: Service codes: mails that were not moves, answered only to the registered player.
+REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
+    "STALE_TURN": {"decision": 16, "current": 17},
+    "FORGED_SENDER": {"sender": "mallory@example.net"},
+    "BAD_ADDRESS": {"problem": "BAD_SIGNATURE"},
+    "NOT_A_PLAYER": {},
+    "GAME_NOT_ACTIVE": {"status": "paused"},
+    "RATE_LIMITED": {"limit": 10},
+    "NO_COMMAND": {},
+    "TWO_CARDS": {"cards": ["QS", "TH"]},
+    "UNKNOWN_WORD": {"word": "xyzzy"},
+}
+
+
+def sample_game(**changes: object) -> GameContext:
+    """Seat 1 (João) to play to trick 6 of hand 3; QS and 8S already on the table."""
+    base = dict(
+        game_id=42,
+        title="Friday table",
+        seat=1,
+        names=NAMES,
+        hand_number=3,
+        pass_direction="across",
+        phase="play",
+        hand=("AS", "KS", "4S", "JH", "TH", "2H", "9C", "3C", "AD"),
+        totals=(4, 39, 35, 26),
+        hand_points=(0, 2, 1, 0),
+        reply_address="hearts+42.1.17.abcdefghijklmnop@hearts.example.org",
+        game_url="https://hearts.example.org/g/42/1?sig=abc",
+        pass_count=3,
+        trick=(Play(3, "8S"), Play(0, "QS")),
+        trick_number=6,
+        last_trick=FinishedTrick(5, (Play(2, "5D"), Play(3, "KD"), Play(0, "9D"), Play(1, "AD")), 1, 0),
+        to_move=1,
+        legal=("AS", "KS", "4S"),
+        hearts_broken=True,
+        passed=("QH", "KH", "AH"),
+        received=("2H", "9C", "4S"),
+        history=HISTORY,
+        target=100,
+        preset="omnibus",
+        table_talk=(TalkLine(2, "Bună! Încă o mână?"), TalkLine(0, "Olá, ça va <b>?</b>")),
+        deadline=datetime(2024, 5, 17, 18, 30, tzinfo=timezone.utc),
+    )
+    base.update(changes)
+    return GameContext(**base)  # type: ignore[arg-type]
+
+
+def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
+    """At least one realistic context per kind of mail, in ``language``."""
+    me = Recipient(name=NAMES[1], address="joao@example.pt", language=language,
+                   timezone="Europe/Lisbon")
+    game = sample_game()
+    passing = sample_game(
+        phase="pass", trick=(), last_trick=None, to_move=None, legal=(), waiting_for=(0, 1, 3),
+        hand=("AS", "QS", "4S", "AH", "KH", "QH", "TH", "2H", "9C", "3C", "AD", "7D", "2D"),
+        hand_points=(0, 0, 0, 0), pass_direction="left", hand_number=4, passed=(), received=(),
+    )
+    moon = sample_game(phase="moon", trick=(), to_move=None, legal=(), waiting_for=(1,), hand=())
+    waiting = sample_game(to_move=2, legal=(), trick=(Play(3, "8S"), Play(0, "QS"), Play(1, "AS")),
+                          hand=("KS", "4S", "JH", "TH", "2H", "9C", "3C", "AD"))
+    over = sample_game(phase="over", to_move=None, legal=(), trick=(), hand=(),
+                       totals=(30, 101, 77, 44),
+                       history=HISTORY + (HandResult(3, (26, 62, 42, 18), (30, 101, 77, 44)),))
+
+    def ctx(detail: object, g: GameContext | None = game) -> MailContext:
+        return MailContext(recipient=me, detail=detail, game=g)  # type: ignore[arg-type]
+
+    return {
+        "your_turn": [
+            ctx(YourTurn("play")),
+            ctx(YourTurn("pass"), passing),
+            ctx(YourTurn("moon", moon_total=26), moon),
+            ctx(YourTurn("play", autoplayed=("3C",))),
+        ],
+        "trick_done": [ctx(TrickDone(), waiting)],
+        "card_played": [ctx(CardPlayed(seat=1, card="AS"), waiting)],
+        "hand_summary": [
+            ctx(HandSummary(HISTORY[0]), waiting),
+            ctx(HandSummary(HISTORY[1]), waiting),
+            ctx(HandSummary(HandResult(3, (-26, 0, 0, 0), (-22, 39, 35, 26),
+                                       Moon(shooter=0, scoring="new"))), waiting),
+        ],
+        "game_summary": [
+            ctx(GameSummary(winners=(0,), totals=over.totals), over),
+            ctx(GameSummary(winners=(1, 3), totals=(30, 30, 101, 30)), over),
+        ],
+        "move_rejected": [
+            ctx(MoveRejected(code, details, attempted=str(details.get("card", ""))))
+            for code, details in MOVE_REJECTIONS.items()
+        ],
+        "request_rejected": [
+            ctx(RequestRejected(code, details), waiting) for code, details in REQUEST_REJECTIONS.items()
+        ]
+        + [ctx(RequestRejected("NOT_A_PLAYER"), None)],
+        "help": [ctx(Help()), ctx(Help(), None)],
+        "status": [ctx(Status()), ctx(Status(), passing)],
+        "games": [
+            ctx(Games((
+                GameListing(42, "Friday table", "active", my_turn=True, hand_number=3, my_total=39,
+                            game_url=game.game_url),
+                GameListing(43, "Ștefan's game", "active", hand_number=1, my_total=0,
+                            waiting_for=("Dana", "Zoë Ávila")),
+                GameListing(44, "New one", "inviting"),
+                GameListing(40, "Old one", "finished"),
+            )), None),
+            ctx(Games(()), None),
+        ],
+        "rules": [ctx(Rules(RULES)), ctx(Rules({"preset": "spot", "heart_values": "spot",
+                                                "qs_penalty": 25, "target": 500,
+                                                "extra_penalties": {"KS": 10, "AS": 7},
+                                                "sun": True, "moon": "safety",
+                                                "exact_target_reset": 50, "tie": "share",
+                                                "removed_cards": ["2D"], "players": 3,
+                                                "pass_cycle": ["left", "right", "hold"],
+                                                "avoid_all_tricks_bonus": -5,
+                                                "qs_breaks_hearts": True,
+                                                "qs_lead_needs_broken_hearts": True,
+                                                "can_lead_hearts_instead_of_qs": True,
+                                                "qs_must_drop_when_safe": True,
+                                                "first_lead": "left_of_dealer"}))],
+        "invitation": [
+            MailContext(
+                recipient=Recipient(name="", address="dana@example.ro", language=language),
+                detail=Invitation(
+                    game_id=42, inviter_name=NAMES[0], inviter_address="zoe@example.com",
+                    players=(NAMES[1], NAMES[2]),
+                    reply_address="invite+7.abcdefghijklmnop@hearts.example.org",
+                    rules=RULES, bots=1,
+                ),
+            )
+        ],
+        "invitation_accepted": [
+            MailContext(recipient=me, detail=InvitationAccepted(42, NAMES[2], True, ("Dana",))),
+            MailContext(recipient=me, detail=InvitationAccepted(42, "Dana", False, ())),
+        ],
+        "game_started": [ctx(GameStarted(RULES), passing)],
+        "bounce_notice": [
+            MailContext(recipient=me, detail=BounceNotice(
+                42, "Dana", "dana@example.ro", "550 5.1.1 <dana@example.ro>: user unknown")),
+        ],
+        "welcome": [MailContext(recipient=me, detail=Welcome())],
+    }
