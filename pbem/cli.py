@@ -29,6 +29,7 @@ from pbem import __version__
 COMMANDS: dict[str, str] = {
     "db": "pbem.db.cli:db",
     "game": "pbem.services.cli:game",
+    "bench": "pbem.bench.cli:bench",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

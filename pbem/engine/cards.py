@@ -68,36 +68,23 @@ def mask_of(cards: Iterable[str]) -> int:
     return m
 
 
-# Per suit, the tuple of card names for each 13-bit mask, filled on first use.
-_SUIT_TUPLES: tuple[list[tuple[str, ...] | None], ...] = tuple([None] * (1 << 13) for _ in range(4))
+def _suit_table(suit: int) -> tuple[tuple[str, ...], ...]:
+    """For each 13-bit mask of one suit, its cards lowest first (8,192 tuples, built by doubling)."""
+    table: list[tuple[str, ...]] = [()]
+    for rank in range(13):
+        card = (CARD_NAMES[13 * suit + rank],)
+        table += [cards + card for cards in table]
+    return tuple(table)
 
 
-def _suit_cards(suit: int, bits: int) -> tuple[str, ...]:
-    """The cards of one suit present in a 13-bit mask, lowest first (memoised per suit)."""
-    table = _SUIT_TUPLES[suit]
-    found = table[bits]
-    if found is None:
-        base = suit * 13
-        found = tuple(CARD_NAMES[base + r] for r in range(13) if bits >> r & 1)
-        table[bits] = found
-    return found
+#: ``SUIT_TUPLES[suit][bits]``: the names of the cards of ``suit`` in a 13-bit mask.
+SUIT_TUPLES: tuple[tuple[tuple[str, ...], ...], ...] = tuple(_suit_table(s) for s in range(4))
+_C, _D, _H, _S = SUIT_TUPLES
 
 
 def cards_of(mask: int) -> tuple[str, ...]:
     """The canonical names of the cards in a mask, by suit (C D H S) then rank, lowest first."""
-    if not mask:
-        return ()
-    suit = SUIT_OF[mask.bit_length() - 1]
-    low = 13 * suit
-    if mask >> low << low == mask:  # one suit only: the usual legal set when following
-        found = _SUIT_TUPLES[suit][mask >> low]
-        return found if found is not None else _suit_cards(suit, mask >> low)
-    return (
-        _suit_cards(0, mask & SUIT_BITS)
-        + _suit_cards(1, mask >> 13 & SUIT_BITS)
-        + _suit_cards(2, mask >> 26 & SUIT_BITS)
-        + _suit_cards(3, mask >> 39)
-    )
+    return _C[mask & SUIT_BITS] + _D[mask >> 13 & SUIT_BITS] + _H[mask >> 26 & SUIT_BITS] + _S[mask >> 39]
 
 
 def lowest(mask: int) -> int:

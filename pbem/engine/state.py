@@ -34,8 +34,12 @@ from .cards import (
     SUIT_OF,
     SUITS,
     BIT,
+    SUIT_BITS,
+    SUIT_TUPLES,
     cards_of,
 )
+
+_C, _D, _H, _S = SUIT_TUPLES
 from .errors import IllegalMove, Reason
 from .rules import PASS_DIRECTIONS, Rules, Table
 
@@ -235,7 +239,9 @@ class GameState:
     def legal_cards(self) -> tuple[str, ...]:
         """The cards the seat to play may play now (empty outside the play phase)."""
         legal = self._legal
-        return cards_of(legal if legal >= 0 else self.legal_mask())
+        if legal < 0:
+            legal = self.legal_mask()
+        return _C[legal & SUIT_BITS] + _D[legal >> 13 & SUIT_BITS] + _H[legal >> 26 & SUIT_BITS] + _S[legal >> 39]
 
     def only_legal_card(self) -> str | None:
         """The card the seat to play must play, when it has exactly one legal card."""
