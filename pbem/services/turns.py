@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy import func
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Seat, SeatStatus
@@ -34,7 +35,6 @@ from pbem.engine import (
     PassCards,
     PlayCard,
     apply,
-    seat_view,
     shuffled_deck,
 )
 from pbem.engine import Move as EngineMove
@@ -96,13 +96,32 @@ def next_deck(game: Game, state: GameState, rng: random.Random) -> tuple[str, ..
     return shuffled_deck(state.rules, rng)
 
 
-def _bot_move(game: Game, turn: Turn, seat: int, default_bot: str) -> EngineMove:
-    from pbem.bots import get_bot
+def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[int, tuple[int, ...]]]:
+    """The finished tricks of the current hand, from the move log: (leader, card indices)."""
+    from sqlalchemy import select
 
+    from pbem.db.models import Move
+    from pbem.engine.cards import CARD_INDEX
+
+    session.flush()
+    last_deal = session.scalar(select(func.max(Move.seq)).where(Move.game_id == game.id, Move.kind == "deal"))
+    plays = session.execute(
+        select(Move.seat, Move.payload).where(Move.game_id == game.id, Move.kind == "play", Move.seq > (last_deal or 0))
+        .order_by(Move.seq)
+    ).all()
+    n = state.players
+    done = plays[: state.tricks_played * n]
+    return [(done[k][0], tuple(CARD_INDEX[p["card"]] for _, p in done[k:k + n])) for k in range(0, len(done), n)]
+
+
+def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> EngineMove:
+    from pbem.bots import bot_view, get_bot
+
+    game = turn.game
     row = turn.seat_row(seat)
     bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
     state = turn.state
-    view = seat_view(state, seat)
+    view = bot_view(state, seat, hand_tricks(session, game, state))
     if state.phase == PASS:
         return PassCards(seat, tuple(bot.choose_pass(view)))
     if state.phase == PLAY:
@@ -129,18 +148,18 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]
             if not bots:
                 return
-            apply_move(session, turn, _bot_move(turn.game, turn, bots[0], default_bot))
+            apply_move(session, turn, _bot_move(session, turn, bots[0], default_bot))
             continue
         if phase == MOON:
             shooter = state.shooter[0]
             if not is_computer(turn.seat_row(shooter)):
                 return
-            apply_move(session, turn, _bot_move(turn.game, turn, shooter, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, shooter, default_bot))
             continue
         # PLAY
         seat = state.to_move
         if is_computer(turn.seat_row(seat)):
-            apply_move(session, turn, _bot_move(turn.game, turn, seat, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, seat, default_bot))
             continue
         card = None
         if not state.unplayed_can_change_score():
