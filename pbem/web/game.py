@@ -1,0 +1,71 @@
+"""``GET /game/<token>``: one seat's read-only page of a game, reached from its mails.
+
+The token (``pbem.web.links``) is the only credential, so the page is careful with it:
+a token that does not verify, or names a game or seat that does not exist, is a plain
+404 (no hint of which); the response tells browsers not to send the URL on as a Referer,
+not to cache the page and robots not to index it.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from pbem.db.models import Game, Move, Seat
+from pbem.services.mailing import seat_names
+
+from .game_page import LoggedMove, build_page
+from .i18n import use_language
+from .links import read_game_token
+from .runtime import runtime
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("game", __name__)
+
+PRIVATE_HEADERS = {
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex, nofollow",
+}
+
+
+@blueprint.get("/game/<token>")
+def game_page(token: str) -> tuple[str, int, dict[str, str]]:
+    rt = runtime()
+    link = read_game_token(rt.settings.secret_key, token)
+    if link is None:
+        abort(404)
+    with rt.read_session_factory() as session:
+        game = session.scalars(
+            select(Game)
+            .where(Game.id == link.game_id)
+            .options(selectinload(Game.seats).selectinload(Seat.player))
+        ).one_or_none()
+        if game is None:
+            abort(404)
+        seats = sorted(game.seats, key=lambda s: s.seat)
+        own = next((s for s in seats if s.seat == link.seat), None)
+        if own is None:
+            abort(404)
+        moves = [
+            LoggedMove(kind=kind, seat=seat, payload=payload)
+            for kind, seat, payload in session.execute(
+                select(Move.kind, Move.seat, Move.payload)
+                .where(Move.game_id == game.id)
+                .order_by(Move.seq)
+            )
+        ]
+        page = build_page(
+            game_id=game.id,
+            seat=link.seat,
+            status=str(game.status),
+            names=seat_names(seats),
+            snapshot=game.snapshot,
+            rules=game.rules,
+            moves=moves,
+        )
+        language = own.player.language if own.player is not None else None
+    use_language(language)
+    return render_template("game.html", page=page), 200, PRIVATE_HEADERS
