@@ -28,6 +28,7 @@ from pbem import __version__
 # name -> "module:attribute" of a click command or group, imported on first use.
 COMMANDS: dict[str, str] = {
     "db": "pbem.db.cli:db",
+    "simulate": "pbem.sim.cli:simulate",
     "game": "pbem.services.cli:game",
     "bench": "pbem.bench.cli:bench",
 }

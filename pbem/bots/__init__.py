@@ -1,1 +1,63 @@
+"""Computer players: ``random``, ``heuristic`` and ``strong``.
 
+Every bot answers three questions from what its seat may know (a :class:`BotView`, or the engine's
+``seat_view`` dict) and answers with canonical cards::
+
+    bot = get_bot("strong", seed=7)
+    view = bot_view(state, seat)            # or BotView.from_moves(rules, moves, seat)
+    bot.choose_pass(view)   # -> ["QS", "AH", "KH"]   (phase "pass")
+    bot.choose_play(view)   # -> "9C"                 (phase "play", the seat to move)
+    bot.choose_moon(view)   # -> "old" | "new"        (phase "moon", the shooter)
+
+A bot is cheap to make; make one per decision or per game. ``seed`` (int or str) makes its choices
+reproducible.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Protocol
+
+from .view import BotView, as_bot_view, bot_view
+
+
+class Bot(Protocol):
+    name: str
+
+    def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]: ...
+
+    def choose_play(self, view: BotView | Mapping[str, Any]) -> str: ...
+
+    def choose_moon(self, view: BotView | Mapping[str, Any]) -> str: ...
+
+
+def _random(seed: Any, **options: Any) -> Bot:
+    from .random_bot import RandomBot
+
+    return RandomBot(seed, **options)
+
+
+def _heuristic(seed: Any, **options: Any) -> Bot:
+    from .heuristic import HeuristicBot
+
+    return HeuristicBot(seed, **options)
+
+
+def _strong(seed: Any, **options: Any) -> Bot:
+    from .strong import StrongBot
+
+    return StrongBot(seed, **options)
+
+
+BOTS: dict[str, Callable[..., Bot]] = {"random": _random, "heuristic": _heuristic, "strong": _strong}
+
+
+def get_bot(name: str, seed: Any = None, **options: Any) -> Bot:
+    """A new bot by name. ``options`` go to its constructor (``strong``: ``playouts``, ``time_limit``)."""
+    try:
+        make = BOTS[name]
+    except KeyError:
+        raise ValueError(f"unknown bot {name!r}; known: {', '.join(sorted(BOTS))}") from None
+    return make(seed, **options)
+
+
+__all__ = ["Bot", "BOTS", "BotView", "as_bot_view", "bot_view", "get_bot"]

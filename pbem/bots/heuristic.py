@@ -1,0 +1,332 @@
+"""The ``heuristic`` player: sound ordinary Hearts, decided from a few rules of thumb.
+
+The rules, as a careful club player would state them:
+
+- Pass the cards that take tricks you do not want: QS when it is poorly guarded (fewer than four
+  lower spades), AS and KS when spades are short (they catch QS), high hearts; with room left, void
+  a short suit (a void lets you discard later); then the highest cards. Keep the bonus card (JD in
+  Omnibus).
+- Following suit: duck under the card that is winning, with the highest card that still ducks
+  (that dumps QS when spades are led and AS or KS is already in the trick). Last to play on a trick
+  with no points, take it with your highest safe card instead, to shed it. When you cannot duck,
+  play the cheapest card (the lowest one if players still to come may go over it, the highest one
+  if you are last).
+- Void in the led suit: dump QS first, then other big penalty cards, AS/KS while QS is out, high
+  hearts, then high cards of short suits.
+- Leading: lead the card least likely to take the trick (the fewest unseen lower cards of its suit);
+  never QS, not AS/KS while QS is out; lead low spades to smoke out QS when you cannot be caught.
+- Spoil a moon you can see coming (one other seat has taken every penalty card so far, and at
+  least half the moon total): take a trick with points in it, lead your winning heart, and never
+  feed the would-be shooter.
+
+The decision functions work on card masks so the ``strong`` player can use them as its fast
+playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
+it does not try to shoot the moon.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from pbem.engine.cards import (
+    CARD_NAMES,
+    HEARTS,
+    HEARTS_MASK,
+    KS_AS_BITS,
+    QS,
+    QS_BIT,
+    RANK_OF,
+    SPADES,
+    SPADES_MASK,
+    SUIT_MASK,
+    SUIT_MASK_OF,
+    SUIT_OF,
+    indices_of,
+)
+from pbem.engine.rules import Table
+
+from .view import BotView, as_bot_view
+
+_BELOW_QS = SPADES_MASK & ((1 << QS) - 1)
+_JACK = 9  # rank index of a jack
+
+
+def _highest(mask: int) -> int:
+    return mask.bit_length() - 1
+
+
+def _lowest(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+# -- moons ------------------------------------------------------------------------------------------
+
+
+def moon_threat(t: Table, seat: int, points: tuple[int, ...]) -> int:
+    """The seat that looks like shooting the moon (it alone has taken points, at least half the moon
+    total), or -1."""
+    if t.moon == "none" or not t.moon_total:
+        return -1
+    total = 0
+    shooter = -1
+    for s, p in enumerate(points):
+        if p > 0:
+            if shooter >= 0:
+                return -1
+            shooter = s
+            total = p
+    if shooter < 0 or shooter == seat or 2 * total < t.moon_total:
+        return -1
+    return shooter
+
+
+# -- play -------------------------------------------------------------------------------------------
+
+
+def choose_card(t: Table, seat: int, hand: int, legal: int, trick: tuple[int, ...], leader: int,
+                played: int, points: tuple[int, ...]) -> int:
+    """The heuristic's card (an index) for the seat to play.
+
+    ``played``: every card played this hand, the trick on the table included; ``points``: penalty
+    points taken by each seat this hand. Uses nothing but this seat's hand and what the table saw.
+    """
+    if not legal & (legal - 1):
+        return legal.bit_length() - 1
+    shooter = moon_threat(t, seat, points)
+    if trick:
+        if legal & SUIT_MASK_OF[trick[0]]:
+            return _follow(t, legal, trick, leader, shooter)
+        return _discard(t, hand, legal, trick, leader, played, shooter)
+    return _lead(t, hand, legal, played, shooter)
+
+
+def _trick_value(t: Table, trick: tuple[int, ...]) -> int:
+    values = t.values
+    v = 0
+    for c in trick:
+        v += values[c]
+        if 1 << c & t.bonus_bit:
+            v += t.bonus
+    return v
+
+
+def _cost(t: Table, c: int) -> int:
+    """What a card costs its taker: its penalty value, less the bonus for the bonus card."""
+    v = t.values[c]
+    if 1 << c & t.bonus_bit:
+        v += t.bonus
+    return v
+
+
+def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: int) -> int:
+    led = SUIT_MASK_OF[trick[0]]
+    winning = trick[0]
+    for c in trick:
+        if 1 << c & led and c > winning:
+            winning = c
+    above = legal & ~((2 << winning) - 1)
+    below = legal & ((1 << winning) - 1)
+    value = _trick_value(t, trick)
+    last = len(trick) == t.players - 1
+    if shooter >= 0 and above:
+        winner = (leader + trick.index(winning)) % t.players
+        if winner == shooter and (value > 0 or legal & t.penalty_mask):
+            return _highest(above)  # take the points away from the would-be shooter
+    if below:
+        if last and value <= 0 and above:
+            safe = above & ~t.penalty_mask
+            if safe:
+                return _highest(safe)  # a free trick: shed the highest card
+        return _highest(below)
+    # Every card wins for now: the cheapest, low if others may go over it, high if we are last.
+    cards = indices_of(legal)
+    if last:
+        return min(cards, key=lambda c: (_cost(t, c), -c))
+    return min(cards, key=lambda c: (_cost(t, c), c))
+
+
+def _discard(t: Table, hand: int, legal: int, trick: tuple[int, ...], leader: int, played: int,
+             shooter: int) -> int:
+    if shooter >= 0:
+        led = SUIT_MASK_OF[trick[0]]
+        winning = max((c for c in trick if 1 << c & led))
+        if (leader + trick.index(winning)) % t.players == shooter:
+            clean = legal & ~t.penalty_mask & ~t.bonus_bit
+            if clean:
+                legal = clean  # do not feed the would-be shooter
+    outstanding = t.deck_mask & ~played & ~hand
+    qs_out = t.values[QS] > 0 and bool(outstanding & QS_BIT)
+    values = t.values
+    best = -1
+    best_score = -10_000
+    for c in indices_of(legal):
+        bit = 1 << c
+        v = values[c]
+        if bit & t.bonus_bit:
+            score = -1000
+        elif v >= 5:
+            score = 1000 + 10 * v + RANK_OF[c]
+        elif bit & KS_AS_BITS and qs_out:
+            score = 500 + RANK_OF[c]
+        elif v > 0:
+            score = 300 + 10 * v + RANK_OF[c]
+        else:
+            length = (hand & SUIT_MASK_OF[c]).bit_count()
+            score = RANK_OF[c] + (6 if length == 1 else 3 if length == 2 else 0)
+        if score > best_score:
+            best, best_score = c, score
+    return best
+
+
+def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
+    outstanding = t.deck_mask & ~played & ~hand
+    if shooter >= 0:
+        hearts = legal & HEARTS_MASK
+        if hearts and _highest(hearts) > _highest(outstanding & HEARTS_MASK):
+            return _highest(hearts)  # a sure heart trick stops the moon
+    values = t.values
+    qs_counts = values[QS] > 0
+    qs_out = qs_counts and bool(outstanding & QS_BIT)
+    hold_qs = qs_counts and bool(hand & QS_BIT)
+    can_smoke = qs_out and not hand & KS_AS_BITS
+    best = -1
+    best_score = 1e9
+    for c in indices_of(legal):
+        suit_out = outstanding & SUIT_MASK_OF[c]
+        if not suit_out:
+            score = 50.0 + values[c]  # nobody can follow: it wins, and they discard on it
+        else:
+            lower = (suit_out & ((1 << c) - 1)).bit_count()
+            higher = suit_out.bit_count() - lower
+            if not lower:
+                score = 0.0
+            elif not higher:
+                score = 40.0 + 2 * values[c]
+            else:
+                score = 10.0 * lower / (lower + higher) + 2 * values[c]
+        bit = 1 << c
+        if c == QS and qs_counts:
+            score += 60
+        elif bit & KS_AS_BITS and qs_out:
+            score += 30
+        elif bit & SPADES_MASK:
+            if can_smoke and bit & _BELOW_QS:
+                score -= 3
+            elif hold_qs:
+                score += 3
+        if bit & t.bonus_bit:
+            score += 20
+        score += 0.01 * RANK_OF[c] - 0.05 * suit_out.bit_count()
+        if score < best_score:
+            best, best_score = c, score
+    return best
+
+
+# -- passing -----------------------------------------------------------------------------------------
+
+
+def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
+    """The ``count`` cards to pass from ``hand`` (indices, the most urgent first)."""
+    if count <= 0:
+        return []
+    values = t.values
+    qs_counts = values[QS] > 0
+    low_spades = (hand & _BELOW_QS).bit_count()
+    short = low_spades < 3
+
+    def danger(c: int) -> int:
+        bit = 1 << c
+        if bit & t.bonus_bit:
+            return -100
+        if c == QS and qs_counts:
+            return 100 if low_spades < 4 else RANK_OF[c]
+        if values[c] >= 5:
+            return 60 + values[c]
+        if bit & KS_AS_BITS and qs_counts and short:
+            return 80 + RANK_OF[c]
+        if SUIT_OF[c] == HEARTS and RANK_OF[c] >= _JACK:
+            return 40 + RANK_OF[c] + values[c]
+        return RANK_OF[c]
+
+    cards = sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
+    chosen = [c for c in cards if danger(c) >= 40][:count]
+    room = count - len(chosen)
+    if room > 0:
+        # Void a short side suit (not hearts, not spades, not the bonus card's suit) if it fits.
+        rest = hand & ~sum(1 << c for c in chosen)
+        voidable = []
+        for suit in range(4):
+            if suit in (HEARTS, SPADES):
+                continue
+            cards_in = rest & SUIT_MASK[suit]
+            if cards_in and cards_in.bit_count() <= room and not cards_in & t.bonus_bit:
+                voidable.append((cards_in.bit_count(), -_highest(cards_in), cards_in))
+        if voidable:
+            voidable.sort()
+            chosen += sorted(indices_of(voidable[0][2]), reverse=True)
+        for c in cards:
+            if len(chosen) >= count:
+                break
+            if c not in chosen:
+                chosen.append(c)
+    return chosen[:count]
+
+
+# -- the moon choice ------------------------------------------------------------------------------
+
+
+def choose_moon_scoring(view: BotView) -> str:
+    """``old`` (every other seat takes M) or ``new`` (the shooter takes −M).
+
+    Both move the shooter M points against every other seat, so what matters is the end of the game:
+    old scores never end it badly (if they would end it with the shooter not winning, take new) and
+    bring the end nearer, which is good when the shooter leads and bad when it trails.
+    """
+    t = view.table
+    seat = view.seat
+    m = t.moon_total * (2 if view.shooter_kind == "sun" else 1)
+    old = [x + (0 if s == seat else m) for s, x in enumerate(view.totals)]
+    if t.exact_target_reset is not None:
+        old = [t.exact_target_reset if x == t.target else x for x in old]
+    if t.end_after_hands is not None:
+        ends = view.hand_no >= t.end_after_hands
+    else:
+        ends = any(x >= t.target for x in old)
+    best = min(old) if t.lowest_wins else max(old)
+    leaders = [s for s, x in enumerate(old) if x == best]
+    if ends:
+        if seat in leaders and (len(leaders) == 1 or t.tie_share):
+            return "old"
+        return "new"
+    now_best = min(view.totals) if t.lowest_wins else max(view.totals)
+    return "old" if view.totals[seat] == now_best else "new"
+
+
+# -- the bot ----------------------------------------------------------------------------------------
+
+
+class HeuristicBot:
+    """Rules of thumb (see the module docstring); deterministic, so ``seed`` is accepted and unused."""
+
+    name = "heuristic"
+
+    def __init__(self, seed: Any = None) -> None:
+        self.rng = random.Random(seed)
+
+    def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        v = as_bot_view(view)
+        return [CARD_NAMES[c] for c in choose_pass_cards(v.table, v.hand, v.table.pass_count)]
+
+    def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
+        v = as_bot_view(view)
+        if not v.legal:
+            raise ValueError(f"seat {v.seat} has no card to play now (phase {v.phase})")
+        card = choose_card(v.table, v.seat, v.hand, v.legal, v.trick, v.leader, v.played, v.points)
+        return CARD_NAMES[card]
+
+    def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
+        return choose_moon_scoring(as_bot_view(view))
+
+
+__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_moon_scoring", "moon_threat"]

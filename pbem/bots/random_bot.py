@@ -1,0 +1,34 @@
+"""The ``random`` player: a uniformly random legal card, pass and moon scoring.
+
+The baseline every other player is measured against, and a fuzzer for the server.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from pbem.engine.cards import CARD_NAMES, indices_of
+
+from .view import BotView, as_bot_view
+
+
+class RandomBot:
+    name = "random"
+
+    def __init__(self, seed: Any = None) -> None:
+        self.rng = random.Random(seed)
+
+    def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        v = as_bot_view(view)
+        cards = self.rng.sample(indices_of(v.hand), v.table.pass_count)
+        return [CARD_NAMES[c] for c in cards]
+
+    def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
+        v = as_bot_view(view)
+        if not v.legal:
+            raise ValueError(f"seat {v.seat} has no card to play now (phase {v.phase})")
+        return CARD_NAMES[self.rng.choice(indices_of(v.legal))]
+
+    def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
+        return self.rng.choice(("old", "new"))

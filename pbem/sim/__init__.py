@@ -1,0 +1,1 @@
+"""The simulator: bots against bots on duplicate deals (``pbem simulate``), for measuring strength."""
