@@ -47,7 +47,8 @@ class Services:
         from pbem.mail.compose import MailComposer
         from pbem.resources import templates_dir
 
-        return MailComposer(templates_dir(), domain=self.settings.mail_domain)
+        return MailComposer(templates_dir(), domain=self.settings.mail_domain, clock=self.clock.now,
+                            default_language=self.settings.default_language)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -42,7 +42,7 @@ from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules,
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.reading import commands as cmd
-from pbem.mail.reading.autoreply import classify
+from pbem.mail.reading.autoreply import BOUNCE, Verdict, classify
 from pbem.mail.reading.message import IncomingMail, read_mail
 from pbem.mail.reading.reply_text import extract_reply
 
@@ -157,22 +157,23 @@ def _reply(session: Session, svc: Services, player: Player, detail: Any, now: da
     return [row] if row is not None else []
 
 
-def _read_command(mail: IncomingMail, *, expected: str | None, pass_count: int) -> cmd.Command:
+def _read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
+                  language: str | None = None) -> cmd.Command:
     text = extract_reply(mail.text)
-    return cmd.parse_command(text, expected=expected, pass_count=pass_count)
+    return cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
 
 
 # -- auto-replies and bounces ---------------------------------------------------------------------
 
 
-def _automatic(session: Session, svc: Services, mail: IncomingMail, reason: Any, now: datetime,
+def _automatic(session: Session, svc: Services, mail: IncomingMail, reason: Verdict, now: datetime,
                inbound_id: int) -> Outcome:
     """Recorded, never answered. A bounce for a player's address is told to their games' creators."""
-    code = getattr(reason, "code", None) or str(reason)
-    details: dict[str, Any] = {"from": mail.from_address}
+    code = reason.reason
+    details: dict[str, Any] = {"from": mail.from_address, "signal": reason.signal}
     mails: list[OutboundMessage] = []
-    if mail.report is not None and code == "BOUNCE":
-        failed = [r.final_recipient for r in mail.report.recipients if r.action == "failed"]
+    if reason.bounce is not None and code == BOUNCE and reason.bounce.permanent:
+        failed = list(reason.bounce.failed_recipients)
         details["failed"] = failed
         for address in failed:
             mails += _bounce(session, svc, address, mail, now, inbound_id)
@@ -189,7 +190,9 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
     player.bounced_at = now
     if not first_today:
         return []
-    diagnostic = next((r.diagnostic for r in mail.report.recipients if r.final_recipient == address), "")
+    diagnostic = ""
+    if mail.report is not None:
+        diagnostic = next((r.diagnostic for r in mail.report.recipients if r.final_recipient == address), "")
     mails: list[OutboundMessage] = []
     games = session.scalars(
         select(Game).join(Seat, Seat.game_id == Game.id).where(
@@ -240,7 +243,7 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
 
     state = current_state(game)
     expected = _expected(state, seat.seat)
-    command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count)
+    command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
     ctx = game_context(svc, game, seats, state, seat.seat)
     base = {"game": game.id, "seat": seat.seat, "command": type(command).__name__}
 
@@ -256,7 +259,8 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
     if isinstance(command, cmd.Games):
         return Outcome(InboundStatus.DONE, "GAMES", base, _games_list(session, svc, owner, now, row.id))
     if isinstance(command, (cmd.Unreadable, cmd.Ambiguous)):
-        return answer(mc.RequestRejected(command.code, dict(command.details)), command.code, InboundStatus.REJECTED)
+        return answer(mc.RequestRejected(command.reason, reader_details(command.details)), command.reason,
+                      InboundStatus.REJECTED)
     if game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED:
         return answer(mc.RequestRejected("GAME_NOT_ACTIVE", {"status": str(game.status)}), "GAME_NOT_ACTIVE",
                       InboundStatus.REJECTED)
@@ -278,6 +282,19 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
                       InboundStatus.REJECTED)
     mails = settle(session, svc, turn)
     return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**base, "move": _describe(move)}, mails)
+
+
+def reader_details(details: Any) -> dict[str, Any]:
+    """The mail reader's details (all strings) in the shapes the templates take: card lists, counts."""
+    out: dict[str, Any] = {}
+    for key, value in dict(details).items():
+        if key in ("cards", "legal", "held", "commands") and isinstance(value, str):
+            out[key] = value.split()
+        elif key in ("expected", "found", "given") and isinstance(value, str) and value.isdigit():
+            out[key] = int(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _expected(state: Any, seat: int) -> str | None:
@@ -351,10 +368,10 @@ def _new_game(session: Session, svc: Services, row: InboundMessage, mail: Incomi
         return Outcome(InboundStatus.IGNORED, "NO_SENDER", {})
     creator = _player_by_address(session, sender_address)
     verified = _verified(session, creator)
-    command = _read_command(mail, expected=None, pass_count=3)
+    command = _read_command(mail, expected="new_game", pass_count=3)
     if not isinstance(command, cmd.NewGame):
-        code = getattr(command, "code", "NO_COMMAND")
-        mails = _reply(session, svc, creator, mc.RequestRejected(code, dict(getattr(command, "details", {}))),
+        code = getattr(command, "reason", "NO_COMMAND")
+        mails = _reply(session, svc, creator, mc.RequestRejected(code, reader_details(getattr(command, "details", {}))),
                        now, row.id) if verified else []
         return Outcome(InboundStatus.REJECTED, code, {"from": sender_address}, mails)
     options = dict(command.options)
@@ -463,7 +480,7 @@ def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail
     game = load_game(session, inv.game_id)
     if inv.status != InvitationStatus.PENDING or game.status != GameStatus.INVITING:
         return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", {"invitation": inv.id})
-    command = _read_command(mail, expected=None, pass_count=3)
+    command = _read_command(mail, expected="invitation", pass_count=3)
     accepted = not isinstance(command, cmd.Decline)
     seat = next(s for s in game.seats if s.seat == inv.seat)
     invitee = seat.player

@@ -143,9 +143,10 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
     if ctx.kind in ERROR_KINDS and error_replies_today(session, address, now) >= svc.settings.error_replies_per_day:
         return None
     composed = svc.composer.compose(
+        ctx.kind,
         ctx,
-        sender=f"hearts@{svc.settings.mail_domain}",
         thread=thread if thread is not None else (game.thread_id if game is not None else None),
+        date=now,
     )
     row = OutboundMessage(
         game_id=game.id if game is not None else None,
