@@ -48,6 +48,8 @@ def create_app(
         template_folder=str(templates_dir() / "web"),
         static_folder=None,
     )
+    # The same whitespace control as the mail templates (and babel.cfg's extraction).
+    app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
     app.config.update(
         SECRET_KEY=settings.secret_key,
         # Outer bound for every request; the inbound routes set their own per request.
