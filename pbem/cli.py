@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "pbem.sim.cli:simulate",
     "game": "pbem.services.cli:game",
     "bench": "pbem.bench.cli:bench",
+    "web": "pbem.web.cli:web",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
