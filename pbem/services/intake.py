@@ -93,7 +93,9 @@ def store_inbound(
             "source": InboundSource(source),
             "received_at": received_at,
         }
-        for recipient in normalise_recipients(recipients)
+        # Sorted, so two fronts inserting the same mail lock its rows in the same
+        # order (PostgreSQL would otherwise be free to deadlock them).
+        for recipient in sorted(normalise_recipients(recipients))
     ]
     if not rows:
         return []
