@@ -78,15 +78,25 @@ def _check_header_value(value: str) -> str:
     return value
 
 
-def _encoded_words(text: str) -> list[str]:
-    """``text`` as RFC 2047 base64 encoded-words, never splitting a UTF-8 character."""
+def _encoded_words(text: str, first_line_used: int = 1) -> list[str]:
+    """``text`` as RFC 2047 base64 encoded-words, never splitting a UTF-8 character.
+
+    Each word goes on its own (folded) line; the first shares its line with
+    ``first_line_used`` characters (``Subject: ``), so every line stays within 76.
+    """
+
+    def capacity(used: int) -> int:  # UTF-8 bytes that fit: 12 chars of =?utf-8?b??=
+        return max(3, (76 - used - 12) // 4 * 3)
+
     words: list[str] = []
     chunk = bytearray()
+    limit = min(capacity(first_line_used), _EW_CHUNK_BYTES)
     for char in text:
         encoded = char.encode("utf-8")
-        if len(chunk) + len(encoded) > _EW_CHUNK_BYTES:
+        if chunk and len(chunk) + len(encoded) > limit:
             words.append(f"=?utf-8?b?{base64.b64encode(bytes(chunk)).decode('ascii')}?=")
             chunk.clear()
+            limit = _EW_CHUNK_BYTES
         chunk += encoded
     if chunk:
         words.append(f"=?utf-8?b?{base64.b64encode(bytes(chunk)).decode('ascii')}?=")
@@ -117,7 +127,7 @@ def encode_unstructured(name: str, text: str) -> str:
     _check_header_value(text)
     if text.isascii():
         return _fold_ascii(name, text)
-    return (CRLF + " ").join(_encoded_words(text))
+    return (CRLF + " ").join(_encoded_words(text, len(name) + 2))
 
 
 def _ascii_address(address: str) -> str:
@@ -132,8 +142,11 @@ def _ascii_address(address: str) -> str:
     return f"{local}@{domain}"
 
 
-def format_address(value: Address) -> tuple[str, str]:
-    """(header text, bare address) for ``"a@b"`` or ``("Name", "a@b")``."""
+def format_address(value: Address, header: str = "To") -> tuple[str, str]:
+    """(header text, bare address) for ``"a@b"`` or ``("Name", "a@b")``.
+
+    Non-ASCII names become encoded-words, one per folded line, the address on the last.
+    """
     if isinstance(value, str):
         bare = _ascii_address(value)
         return bare, bare
@@ -143,7 +156,7 @@ def format_address(value: Address) -> tuple[str, str]:
     if not name:
         return bare, bare
     if not name.isascii():
-        return f"{' '.join(_encoded_words(name))} <{bare}>", bare
+        return (CRLF + " ").join(_encoded_words(name, len(header) + 2) + [f"<{bare}>"]), bare
     if _SPECIALS.search(name):
         quoted = name.replace("\\", "\\\\").replace('"', '\\"')
         return f'"{quoted}" <{bare}>', bare
@@ -243,7 +256,7 @@ class MailComposer:
         from_value = sender or self.sender
         if isinstance(from_value, str) and rendered.from_name:
             from_value = (rendered.from_name, from_value)
-        from_header, _ = format_address(from_value)
+        from_header, _ = format_address(from_value, "From")
         to_value = recipient or (context.recipient.name, context.recipient.address)
         to_header, to_bare = format_address(to_value)
         reply_address = reply_to if reply_to is not None else context.reply_address
@@ -293,7 +306,8 @@ class MailComposer:
         boundary = f"=_hearts_{secrets.token_hex(12)}"  # "=_" never occurs in QP bodies
         lines += [
             "MIME-Version: 1.0",
-            f'Content-Type: multipart/alternative; boundary="{boundary}"',
+            "Content-Type: multipart/alternative;",
+            f' boundary="{boundary}"',
             "",
             f"--{boundary}",
             'Content-Type: text/plain; charset="utf-8"',
@@ -313,8 +327,10 @@ class MailComposer:
             ]
         ).encode("ascii")
         tail = f"{CRLF}--{boundary}--{CRLF}".encode("ascii")
-        text_qp = _qp(rendered.text).rstrip(b"\r\n")
-        html_qp = _qp(rendered.html).rstrip(b"\r\n")
+        # The CRLF before a boundary belongs to the boundary (RFC 2046), so each part's
+        # own final line break is kept and one more separates it from the boundary.
+        text_qp = _qp(rendered.text)
+        html_qp = _qp(rendered.html)
         raw = b"".join((head, text_qp, html_head, html_qp, tail))
         return ComposedMail(
             message_id=message_id,

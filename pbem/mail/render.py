@@ -118,6 +118,10 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
             return names[seat]
         return f"#{seat}"
 
+    def oneline(value: str) -> str:
+        """Whitespace, line breaks included, folded to single spaces (subjects, names)."""
+        return " ".join(value.split())
+
     def split_lines(value: str) -> list[str]:
         return [line.strip() for line in value.split("\n") if line.strip()]
 
@@ -132,6 +136,7 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         "sorted_cards": cd.sort_cards,
         "when": when,
         "split_lines": split_lines,
+        "oneline": oneline,
         "seat_name": seat_name,
         "para": para,
         "heading": heading,

@@ -86,7 +86,7 @@ MOVE_REJECTIONS: dict[str, dict[str, object]] = {
     "BAD_SEAT": {"seat": 9},
     "NO_COMMAND": {},
     "TWO_CARDS": {"cards": ["QS", "TH"]},
-    "WRONG_CARD_COUNT": {"expected": 3, "given": ["QS", "AH"]},
+    "WRONG_CARD_COUNT": {"expected": 3, "given": ["QS", "AH", "KH", "2C"]},
     "UNKNOWN_WORD": {"word": "pasar"},
 }
 
