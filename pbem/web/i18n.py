@@ -1,11 +1,15 @@
 """Translating the web pages with the same gettext catalogs as the mails.
 
-The catalogs and their loading are the mail side's (``pbem.mail.i18n``): one set of
-``.po`` files, extracted from ``templates/email`` and ``templates/web`` alike, so a phrase
-such as "hearts" is translated once.  Here we only choose a language per request and let
-Jinja's i18n extension find that request's translations (the pattern Flask-Babel uses,
-without its extra machinery): the Jinja environment is the app's one, shared by all
-threads, and the translations travel in ``flask.g``.
+The web pages have their own small catalogs, ``pbem/web/locale/<lang>/LC_MESSAGES/
+messages.po`` (extracted from ``templates/web`` with ``pbem/web/babel.cfg``), loaded by
+the mail side's ``load_translations`` and falling back to the mail catalogs
+(``pbem/locale``): a phrase the mails already say ("hearts", "to the right", "It is your
+turn.") is translated once, there, and left empty here.
+
+Per request we only choose a language and let Jinja's i18n extension find that
+request's translations (the pattern Flask-Babel uses, without its extra machinery): the
+Jinja environment is the app's one, shared by all threads, and the translations travel
+in ``flask.g``.
 
 A game page speaks its player's language; other pages (the dev mailbox) the browser's.
 """
@@ -21,7 +25,7 @@ from flask import Flask, current_app, g, request
 
 from pbem.mail.i18n import LANGUAGES, load_translations, normalise_language
 
-__all__ = ["WebTranslations", "current_language", "install_i18n", "use_language"]
+__all__ = ["WebTranslations", "current_language", "install_i18n", "use_language", "web_locale_dir"]
 
 log = logging.getLogger("pbem.web")
 
@@ -30,12 +34,24 @@ _G_LANGUAGE = "pbem_language"
 _EXTENSION_KEY = "pbem_translations"
 
 
+def web_locale_dir() -> Path:
+    """``pbem/web/locale``: the web pages' own catalogs, shipped inside the package."""
+    return Path(__file__).resolve().parent / "locale"
+
+
 class WebTranslations:
     """Translations per language, compiled on first use and kept for the app's life."""
 
-    def __init__(self, default_language: str, locale_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        default_language: str,
+        *,
+        web_dir: Path | None = None,
+        mail_dir: Path | None = None,
+    ) -> None:
         self.default_language = normalise_language(default_language)
-        self.locale_dir = locale_dir
+        self.web_dir = web_dir or web_locale_dir()
+        self.mail_dir = mail_dir
         self._loaded: dict[str, gettext.NullTranslations] = {}
         self._lock = threading.Lock()
 
@@ -50,12 +66,18 @@ class WebTranslations:
         return found
 
     def _load(self, language: str) -> gettext.NullTranslations:
+        web = self._load_one(language, self.web_dir, "web page")
+        web.add_fallback(self._load_one(language, self.mail_dir, "mail"))
+        return web
+
+    @staticmethod
+    def _load_one(language: str, directory: Path | None, what: str) -> gettext.NullTranslations:
         try:
-            return load_translations(language, self.locale_dir)
+            return load_translations(language, directory)
         except FileNotFoundError:
             # The mails refuse to go out untranslated; a page is better shown in English
             # than not at all.  Logged once per language and process.
-            log.warning("no %s message catalog installed: web pages fall back to English", language)
+            log.warning("no %s %s catalog installed: those phrases stay English", language, what)
             return gettext.NullTranslations()
 
 

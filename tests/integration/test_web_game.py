@@ -83,12 +83,13 @@ def play_a_game(*, whole_hands: int, seed: int = 7) -> PlayedGame:
     return game
 
 
-def store_game(url: str, played: PlayedGame | None) -> int:
+def store_game(url: str, played: PlayedGame | None, language: str = "en") -> int:
     engine = make_engine(url)
     try:
         with transaction(make_session_factory(engine)) as session:
             players = [
-                Player(address=f"{name.lower()}@example.com", display_name=name) for name in NAMES
+                Player(address=f"{name.lower()}@example.com", display_name=name, language=language)
+                for name in NAMES
             ]
             session.add_all(players)
             state = played.state if played else None
@@ -252,3 +253,19 @@ def test_game_page_before_the_deal(client: FlaskClient, settings: Settings) -> N
     html = response.get_data(as_text=True)
     assert "has not started yet" in html
     assert not shown_cards(html)
+
+
+@pytest.mark.parametrize(
+    ("language", "phrase", "own_phrase"),
+    [("pt", "para a direita", "A sua mão"), ("ro", "la dreapta", "Mâna dumneavoastră")],
+)
+def test_game_page_speaks_the_players_language(
+    client: FlaskClient, settings: Settings, played: PlayedGame, language: str, phrase: str,
+    own_phrase: str,
+) -> None:
+    game_id = store_game(settings.database_url, played, language=language)
+    html = client.get(page_path(settings, game_id, 0)).get_data(as_text=True)
+    assert f'<html lang="{language}">' in html
+    assert phrase in html  # hand 2 passes to the right, in the mail catalogs' words
+    assert own_phrase in html  # from the web pages' own catalog
+    assert "to the right" not in html and "Your hand" not in html
