@@ -43,13 +43,12 @@ from .view import seat_view
 
 def deck_in_play(rules: Rules) -> tuple[str, ...]:
     """The cards in play under ``rules`` (52 minus ``removed_cards``), in canonical order."""
-    removed = set(rules.removed_cards or ())
-    return tuple(c for c in CARD_NAMES if c not in removed)
+    return rules.table.deck_cards
 
 
 def shuffled_deck(rules: Rules, rng: random.Random) -> tuple[str, ...]:
     """A shuffled deck for ``GameState.deal``, drawn from ``rng`` (chance lives outside the engine)."""
-    deck = list(deck_in_play(rules))
+    deck = list(rules.table.deck_cards)
     rng.shuffle(deck)
     return tuple(deck)
 

@@ -252,6 +252,7 @@ class Table:
             removed |= 1 << CARD_INDEX[c]
         self.deck_mask = FULL_DECK & ~removed
         self.deck_size = self.deck_mask.bit_count()
+        self.deck_cards = tuple(c for i, c in enumerate(CARD_NAMES) if self.deck_mask >> i & 1)
         self.hand_size = self.deck_size // r.players
         extra = dict(r.extra_penalties)
         values = []
