@@ -240,7 +240,7 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
         if bit & t.bonus_bit:
             return -100
         if c == QS and qs_counts:
-            return 100 if low_spades < 4 else RANK_OF[c]
+            return 100 if low_spades < 4 else -50  # well guarded: keep it, to drop it on AS/KS
         if values[c] >= 5:
             return 60 + values[c]
         if bit & KS_AS_BITS and qs_counts and short:

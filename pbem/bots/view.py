@@ -95,6 +95,13 @@ class BotView:
         step = {"left": 1, "right": n - 1, "across": n // 2}[direction]
         return ((self.seat + step) % n,) * len(self.passed)
 
+    @property
+    def passed_mask(self) -> int:
+        m = 0
+        for c in self.passed or ():
+            m |= 1 << c
+        return m
+
     def hand_cards(self) -> tuple[str, ...]:
         return cards_of(self.hand)
 
