@@ -452,3 +452,46 @@ def test_mailgun_urlencoded_post_keeps_the_message_bytes(
     assert response.status_code == 200, response.json
     (row,) = inbound_rows(settings)
     assert row.raw == message
+
+
+# --- failures around the store ---------------------------------------------------------
+
+
+def test_mail_is_stored_and_acknowledged_when_the_broker_is_down(
+    tmp_path: Path, sqlite_migrated_url: str, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.harness.ports import free_port
+
+    settings = make_settings(tmp_path, sqlite_migrated_url, PBEM_BROKER_URL=f"redis://127.0.0.1:{free_port()}/0")
+    app = create_app(settings, clock=clock)
+    try:
+        response = app.test_client().post(
+            "/inbound/raw", data=MESSAGE, headers=raw_headers(MESSAGE, timestamp=now_ts(clock))
+        )
+    finally:
+        runtime(app).dispose()
+    # Stored (committed) before queueing was tried: the sender is told so, and the row
+    # stays pending for the sweep to queue.
+    assert response.status_code == 200
+    (row,) = inbound_rows(settings)
+    assert response.json == {"stored": [row.id], "refused": []}
+    assert row.status == "pending"
+    assert "could not queue" in caplog.text
+
+
+def test_mail_that_cannot_be_stored_is_503_so_the_forwarder_retries(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    from tests.harness.ports import free_port
+
+    settings = make_settings(tmp_path, f"postgresql+psycopg://pbem@127.0.0.1:{free_port()}/pbem")
+    app = create_app(settings, clock=clock)
+    try:
+        response = app.test_client().post(
+            "/inbound/raw", data=MESSAGE, headers=raw_headers(MESSAGE, timestamp=now_ts(clock))
+        )
+    finally:
+        runtime(app).dispose()
+    assert response.status_code == 503
+    assert response.json == {"error": "cannot_store"}
+    assert response.headers["Retry-After"] == "60"
