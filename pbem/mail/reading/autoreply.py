@@ -47,18 +47,19 @@ BULK: Final = "BULK"
 DAEMON_LOCAL_PARTS: Final = frozenset({
     "mailer-daemon", "mailer_daemon", "mailerdaemon", "mail-daemon", "postmaster", "mail.daemon",
 })
-# Subjects of mail that is not a person's reply, matched at the start after Re:/Fwd: are removed.
+# Subjects of mail that is not a person's reply: the whole subject, or its start followed by a
+# colon, once Re:/Fwd: are removed ("Automatic reply: [Hearts #42] …", "failure notice").
 _AUTO_SUBJECTS: Final = re.compile(
-    r"^(?:auto(?:matic)?[ -]?(?:reply|response|answer)|out of (?:the )?office|"
+    r"^(?:auto(?:matic)?[ -]?(?:reply|response|answer)|out of (?:the )?office|auto|"
     r"resposta autom[áa]tica|ausente do escrit[óo]rio|fora do escrit[óo]rio|"
-    r"r[ăa]spuns automat|absent de la birou|autoreply|auto:)",
+    r"r[ăa]spuns automat|absent de la birou)\s*(?::|$)",
     re.IGNORECASE,
 )
 _BOUNCE_SUBJECTS: Final = re.compile(
-    r"^(?:undeliver(?:able|ed)|delivery status notification \(failure\)|"
-    r"mail delivery (?:failed|failure|subsystem)|returned mail|failure notice|"
-    r"delivery failure|message not delivered|non[- ]?remis|n[ãa]o entregue|"
-    r"mensagem n[ãa]o entregue|nelivrat|nu a putut fi livrat)",
+    r"^(?:undeliverable|undelivered mail returned to sender|undelivered mail|"
+    r"delivery status notification \(failure\)|mail delivery (?:failed|failure)|"
+    r"returned mail|failure notice|delivery failure|message not delivered|non[- ]?remis|"
+    r"n[ãa]o entregue|mensagem n[ãa]o entregue|nelivrat|mesaj nelivrat)\s*(?::|$)",
     re.IGNORECASE,
 )
 _REPLY_PREFIX: Final = re.compile(r"^(?:\s*(?:re|fw|fwd|res|enc|ref|tr|aw)\s*:\s*)+", re.IGNORECASE)

@@ -279,7 +279,7 @@ FILLER_WORDS: Final = frozenset({
 OPTION_ALIASES: Final = {
     "regras": "rules", "reguli": "rules", "preset": "rules", "alvo": "target", "meta": "target",
     "pontos": "target", "tinta": "target", "puncte": "target", "robos": "bots", "robots": "bots",
-    "boti": "bots", "jogadores": "players", "jucatori": "players", "with": "players",
+    "boti": "bots", "roboti": "bots", "jogadores": "players", "jucatori": "players", "with": "players",
     "com": "players", "cu": "players",
 }
 

@@ -29,7 +29,7 @@ from .html_text import html_to_text
 
 _FOLDING = re.compile(r"\r?\n(?=[ \t])")
 _MSG_ID = re.compile(r"<[^<>\s]+>")
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +127,10 @@ def _address(raw: str | None) -> tuple[str, str]:
         return "", ""
     name, addr = parseaddr(_FOLDING.sub("", raw))
     if "@" not in addr:
-        # parseaddr gives up on some mangled headers; take the first thing that looks like one.
+        # parseaddr gives up on some mangled headers; take the first thing that looks like one,
+        # else a bare local part ("From: MAILER-DAEMON (Mail Delivery System)").
         found = re.search(r"[^\s<>\"',;:()]+@[^\s<>\"',;:()]+", raw)
-        addr = found.group(0) if found else ""
+        addr = found.group(0) if found else addr if re.fullmatch(r"[\w.+-]+", addr) else ""
     return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
 
 
@@ -189,7 +190,7 @@ def _find_text_parts(msg: Message) -> tuple[Message | None, Message | None]:
     """The first inline text/plain and text/html parts, not looking inside attached messages."""
     plain = html = None
     stack = [msg]
-    while stack and plain is None:
+    while stack and (plain is None or html is None):
         part = stack.pop()
         maintype = part.get_content_maintype()
         if maintype == "multipart":
@@ -241,7 +242,7 @@ def _part_text(part: Message) -> str:
     if not isinstance(payload, bytes):
         payload = b""
     text = decode_bytes(payload, part.get_content_charset())
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE)
+    text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     if part.get_content_type() == "text/plain" and _param(part, "format") == "flowed":
         text = unflow(text, delsp=_param(part, "delsp") == "yes")
     return text
@@ -334,5 +335,6 @@ def _typed_address(value: str | None) -> str:
     """``rfc822; User@Example.com`` → ``user@example.com``."""
     if not value:
         return ""
-    addr = value.split(";", 1)[-1]
-    return _undo_surrogates(_FOLDING.sub("", addr)).strip().strip("<>").strip().lower()
+    addr = _undo_surrogates(_FOLDING.sub("", value.split(";", 1)[-1])).strip()
+    parsed = parseaddr(addr)[1]
+    return (parsed if "@" in parsed else addr.strip("<>").strip()).lower()

@@ -51,7 +51,7 @@ def _attribution(starts: str, verb: str) -> str:
     start = _Q + r"(?:" + starts + r")\s"
     return (
         r"(" + start + r"(?:[^\n]*?|[^\n]*\d[^\n]*\n(?!" + start + r")" + _Q + r"[^\n]*?)"
-        + r"\s?" + verb + r" ?:)$"
+        + r"\s?" + verb.replace(" ", r"\s") + r" ?:)$"  # Gmail may wrap inside "a scris"
     )
 
 
@@ -255,12 +255,12 @@ class _ReplyMessage(EmailMessage):
 
 
 _QUOTED_LINE: Final = re.compile(r"^[ \t]*>.*$\n?", re.MULTILINE)
-_INVISIBLE: Final = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+_INVISIBLE: Final = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width characters
 
 
 def normalize(text: str) -> str:
     """Unix line ends, no invisible characters, no-break spaces as spaces, lines right-stripped."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE).replace("\u00a0", " ")
+    text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\u00a0", " ")
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
