@@ -1,12 +1,12 @@
-"""Inbound-mail webhooks: a mail provider hands us a received message over HTTP.
+r"""Inbound-mail webhooks: a mail provider hands us a received message over HTTP.
 
 Like the SMTP front, these routes are thin: authenticate the request, check the envelope
 recipients against the mail domain, store the raw bytes with the envelope in one
 transaction (``pbem.services.intake.store_inbound``), and queue the stored rows for the
 workers only after that transaction committed.  No game logic runs here.
 
-``POST /inbound/raw``: pbem's own forwarder protocol, for any provider or relay that can
-run a small hook (documented in the README's "Receiving mail over HTTP")::
+``POST /inbound/raw``: pbem's own forwarder protocol, for a mail provider or relay that
+forwards each received message over HTTP (this docstring is its documentation)::
 
     POST /inbound/raw
     Content-Type: message/rfc822            (any: the body is taken as raw bytes)
@@ -25,6 +25,13 @@ missing or stale signature; 409 for a replay (the same signature seen before); 4
 ``PBEM_MAX_MESSAGE_SIZE``; 422 when no recipient is in ``PBEM_MAIL_DOMAIN``; 503 when the
 database cannot store it (the forwarder should retry).  The route is off (404) while
 ``PBEM_WEBHOOK_SECRET`` is empty.
+
+A forwarder in two shell lines (``openssl`` and ``curl``)::
+
+    ts=$(date +%s); sig=$(printf '%s.' "$ts" | cat - mail.eml |
+        openssl dgst -sha256 -hmac "$PBEM_WEBHOOK_SECRET" -hex | sed 's/^.* //')
+    curl --data-binary @mail.eml -H "X-Pbem-Timestamp: $ts" -H "X-Pbem-Signature: $sig" \
+        -H "X-Pbem-Mail-From: <$SENDER>" -H "X-Pbem-Rcpt-To: $RECIPIENTS" https://HOST/inbound/raw
 
 Note: the signature covers the timestamp and the body but not the envelope headers.
 Use HTTPS: over plain HTTP an eavesdropper could resend a fresh request with other
