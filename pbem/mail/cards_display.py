@@ -6,6 +6,7 @@ templates, the message catalogs or CLDR via Babel, so nothing here needs transla
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from markupsafe import Markup, escape
@@ -38,6 +39,11 @@ def _check(card: str) -> None:
         raise ValueError(f"not a canonical card: {card!r}")
 
 
+def ranks_text(cards: Iterable[str], separator: str = "  ") -> str:
+    """The ranks of cards of one suit, as a hand shows them: ``4  K  A``."""
+    return separator.join(rank_text(card[0]) for card in cards)
+
+
 def rank_text(rank: str) -> str:
     """``T`` is shown as ``10``, as on the cards themselves."""
     return "10" if rank == "T" else rank
@@ -67,19 +73,25 @@ def is_red(card_or_suit: str) -> bool:
     return card_or_suit[-1] in "HD"
 
 
+@functools.cache
 def card_text(card: str) -> str:
     """``QS`` -> ``Q♠``, ``TH`` -> ``10♥``."""
     _check(card)
     return rank_text(card[0]) + SUIT_SYMBOLS[card[1]]
 
 
+@functools.cache
 def suit_html(suit: str) -> Markup:
     colour = RED if is_red(suit) else BLACK
     return Markup('<span style="color:{};">{}</span>').format(colour, SUIT_SYMBOLS[suit])
 
 
+@functools.cache
 def card_html(card: str) -> Markup:
-    """A card as inline-styled HTML: hearts and diamonds red, no classes, no external CSS."""
+    """A card as inline-styled HTML: hearts and diamonds red, no classes, no external CSS.
+
+    Cached (52 cards at most): mails show many cards and Markup formatting is not free.
+    """
     _check(card)
     colour = RED if is_red(card) else BLACK
     return Markup('<span style="color:{};font-weight:bold;white-space:nowrap;">{}</span>').format(

@@ -16,6 +16,7 @@ second the sender's display name, so subjects are translated like everything els
 from __future__ import annotations
 
 import functools
+import gettext
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -75,10 +76,19 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
 
     def cards(values: Iterable[str], style: str = "standard") -> str:
         """Cards as a sentence's list, sorted as in a hand: "3♣ and 9♣", "A♠, Q♠ or 5♠"."""
-        shown = [cd.card_html(c) if html else cd.card_text(c) for c in cd.sort_cards(values)]
+        ordered = cd.sort_cards(values)
+        if not ordered:
+            return ""
+        if html:  # the card spans are our own markup: no escaping needed
+            return Markup(format_list([str(cd.card_html(c)) for c in ordered], style=style,
+                                      locale=locale))
+        return format_list([cd.card_text(c) for c in ordered], style=style, locale=locale)
+
+    def ranks(group: Sequence[str]) -> str:
+        """One suit's ranks as a hand row shows them."""
         if html:
-            return Markup(format_list([str(c) for c in shown], style=style, locale=locale))
-        return join_list(shown, style)
+            return Markup(cd.ranks_text(group, "&nbsp;&nbsp;"))
+        return cd.ranks_text(group)
 
     def names(values: Iterable[str], style: str = "standard") -> str:
         return join_list([str(v) for v in values], style)
@@ -136,11 +146,36 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         "sorted_cards": cd.sort_cards,
         "when": when,
         "split_lines": split_lines,
+        "ranks": ranks,
         "oneline": oneline,
         "seat_name": seat_name,
         "para": para,
         "heading": heading,
     }
+
+
+def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[str, object]:
+    """``_``/``gettext``/``ngettext`` bound to one language and format.
+
+    They behave exactly like Jinja's "newstyle" gettext (the string is always %-formatted
+    with the keyword arguments; ``ngettext`` supplies ``num``; under autoescape the
+    translation is markup and the arguments are escaped), but as plain functions: Jinja's
+    own wrappers take the template context and resolve ``gettext`` on every call, three
+    calls deep, which was a fifth of a mail's rendering time.
+    """
+    lookup = translations.gettext
+    plural = translations.ngettext
+
+    def gettext_(message: str, /, **variables: object) -> str:
+        translated = lookup(message)
+        return (Markup(translated) if html else translated) % variables
+
+    def ngettext_(singular: str, plural_: str, num: int, /, **variables: object) -> str:
+        variables.setdefault("num", num)
+        translated = plural(singular, plural_, num)
+        return (Markup(translated) if html else translated) % variables
+
+    return {"_": gettext_, "gettext": gettext_, "ngettext": ngettext_}
 
 
 class MailRenderer:
@@ -184,9 +219,9 @@ class MailRenderer:
             extensions=["jinja2.ext.i18n", "jinja2.ext.do"],
         )
         env.policies["ext.i18n.trimmed"] = True
-        env.install_gettext_translations(  # type: ignore[attr-defined]
-            load_translations(language, self.locale_dir), newstyle=True
-        )
+        translations = load_translations(language, self.locale_dir)
+        env.install_gettext_translations(translations, newstyle=True)  # type: ignore[attr-defined]
+        env.globals.update(_make_gettext(translations, html))
         env.filters.update(_make_filters(Locale.parse(language), html))
         env.globals["language"] = language
         return env
