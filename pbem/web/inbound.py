@@ -55,6 +55,7 @@ from email.utils import getaddresses
 from typing import Any
 
 from flask import Blueprint, Response, abort, jsonify, request
+from kombu.exceptions import KombuError
 from sqlalchemy import delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
@@ -209,7 +210,7 @@ def _queue(rt: WebRuntime, ids: list[int]) -> None:
 
     try:
         queue_inbound(rt.celery(), ids)
-    except Exception:  # any broker failure: logged, and the sweep re-queues the rows
+    except (KombuError, OSError):  # the broker is down or refused: the sweep re-queues
         log.exception("stored inbound rows %s but could not queue them; the sweep will", ids)
 
 
