@@ -66,19 +66,13 @@ def _lowest(mask: int) -> int:
 def moon_threat(t: Table, seat: int, points: tuple[int, ...]) -> int:
     """The seat that looks like shooting the moon (it alone has taken points, at least half the moon
     total), or -1."""
-    if t.moon == "none" or not t.moon_total:
+    total = sum(points)
+    if 2 * total < t.moon_total or not total or t.moon == "none":
         return -1
-    total = 0
-    shooter = -1
     for s, p in enumerate(points):
-        if p > 0:
-            if shooter >= 0:
-                return -1
-            shooter = s
-            total = p
-    if shooter < 0 or shooter == seat or 2 * total < t.moon_total:
-        return -1
-    return shooter
+        if p:
+            return s if p == total and s != seat else -1
+    return -1
 
 
 # -- play -------------------------------------------------------------------------------------------
@@ -160,7 +154,7 @@ def _discard(t: Table, hand: int, legal: int, trick: tuple[int, ...], leader: in
     values = t.values
     best = -1
     best_score = -10_000
-    for c in indices_of(legal):
+    for c in _discard_candidates(t, legal):
         bit = 1 << c
         v = values[c]
         if bit & t.bonus_bit:
@@ -179,6 +173,37 @@ def _discard(t: Table, hand: int, legal: int, trick: tuple[int, ...], leader: in
     return best
 
 
+def _discard_candidates(t: Table, legal: int) -> list[int]:
+    """The cards worth weighing for a discard: every penalty card, the highest other card of each
+    suit, and the card below the bonus card (the discard score prefers no other card)."""
+    out = indices_of(legal & t.penalty_mask)
+    rest = legal & ~t.penalty_mask
+    for suit_mask in SUIT_MASK:
+        m = rest & suit_mask
+        if m:
+            top = m.bit_length() - 1
+            out.append(top)
+            m ^= 1 << top
+            if m and (1 << top & t.bonus_bit):
+                out.append(m.bit_length() - 1)
+    return out
+
+
+def _lead_candidates(t: Table, legal: int) -> list[int]:
+    """The cards worth weighing for a lead: the lowest of each suit, and the one above it when that
+    is the bonus card (the lead score never prefers a higher card of a suit otherwise)."""
+    out = []
+    for suit_mask in SUIT_MASK:
+        m = legal & suit_mask
+        if m:
+            low = m & -m
+            out.append(low.bit_length() - 1)
+            m ^= low
+            if m and low & t.bonus_bit:
+                out.append((m & -m).bit_length() - 1)
+    return out
+
+
 def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
     outstanding = t.deck_mask & ~played & ~hand
     if shooter >= 0:
@@ -192,7 +217,7 @@ def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
     can_smoke = qs_out and not hand & KS_AS_BITS
     best = -1
     best_score = 1e9
-    for c in indices_of(legal):
+    for c in _lead_candidates(t, legal):
         suit_out = outstanding & SUIT_MASK_OF[c]
         if not suit_out:
             score = 50.0 + values[c]  # nobody can follow: it wins, and they discard on it

@@ -152,9 +152,10 @@ def format_report(report: Report, preset: str, overrides: dict[str, Any], playou
         lines.append(f"({report.unfinished_games} games stopped unfinished after {c.max_hands} hands)")
     if report.timings:
         lines.append("")
-        lines.append("decision time per card chosen among two or more legal cards:")
+        lines.append("decision time per card chosen among two or more legal cards (wall clock; CPU):")
         for name, t in sorted(report.timings.items()):
             if t.count:
-                lines.append(f"  {name:10} mean {t.mean * 1000:9.3f} ms   max {t.longest * 1000:9.3f} ms   "
+                lines.append(f"  {name:10} mean {t.mean * 1000:9.3f} ms   max {t.longest * 1000:9.3f} ms;   "
+                             f"CPU mean {t.cpu_mean * 1000:9.3f} ms   max {t.cpu_longest * 1000:9.3f} ms   "
                              f"({t.count} decisions)")
     return "\n".join(lines)

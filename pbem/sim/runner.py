@@ -81,25 +81,36 @@ class Seating:
 
 @dataclass
 class Timing:
-    """Decision times of one bot for cards chosen among two or more legal ones."""
+    """Decision times of one bot for cards chosen among two or more legal ones: wall-clock, and the
+    CPU time of the deciding process (what the decision costs on a machine busy with other work)."""
 
     count: int = 0
     total: float = 0.0
     longest: float = 0.0
+    cpu_total: float = 0.0
+    cpu_longest: float = 0.0
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, cpu: float) -> None:
         self.count += 1
         self.total += seconds
         self.longest = max(self.longest, seconds)
+        self.cpu_total += cpu
+        self.cpu_longest = max(self.cpu_longest, cpu)
 
     def merge(self, other: "Timing") -> None:
         self.count += other.count
         self.total += other.total
         self.longest = max(self.longest, other.longest)
+        self.cpu_total += other.cpu_total
+        self.cpu_longest = max(self.cpu_longest, other.cpu_longest)
 
     @property
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
+
+    @property
+    def cpu_mean(self) -> float:
+        return self.cpu_total / self.count if self.count else 0.0
 
 
 @dataclass(frozen=True)
@@ -135,9 +146,9 @@ class _TimedBot:
     def choose_play(self, view: Any) -> str:
         if not view.legal & (view.legal - 1):
             return self.bot.choose_play(view)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         card = self.bot.choose_play(view)
-        self.timing.add(time.perf_counter() - start)
+        self.timing.add(time.perf_counter() - start, time.process_time() - cpu)
         return card
 
 
