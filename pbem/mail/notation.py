@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Final
 
@@ -197,10 +198,11 @@ def find_mentions(text: str) -> list[Mention]:
     for m in _NAME_RE.finditer(folded):
         card = _RANK_WORD[m["rank"]] + _SUIT_WORD[re.sub(r"\s+", " ", m["suit"])]
         mentions.append(Mention(card, m.start(), m.end()))
-    taken = [(m.start, m.end) for m in mentions]
+    taken_starts = [m.start for m in mentions]  # full names: in order, never overlapping
     for m in _COMPACT_RE.finditer(text):
         start, end = m.span()
-        if any(s < end and start < e for s, e in taken):
+        i = bisect_left(taken_starts, end)  # the last name starting before this token ends…
+        if i and mentions[i - 1].end > start:  # …overlaps it: "as" inside "as de copas"
             continue
         weak = False
         if m["u"]:
@@ -241,12 +243,13 @@ def find_cards(text: str) -> list[tuple[str, tuple[int, int]]]:
         return []
     found: list[tuple[str, tuple[int, int]]] = []
     line_words: dict[int, list[str]] = {}
+    starts = [m.start for m in mentions]
     for m in mentions:
         if m.weak:
             line_start = text.rfind("\n", 0, m.start) + 1
             words = line_words.get(line_start)
             if words is None:
-                words = line_words[line_start] = _other_words(text, line_start, mentions)
+                words = line_words[line_start] = _other_words(text, line_start, mentions, starts)
             token = text[m.start : m.end]
             if token[0].isupper() and token[1:].islower():
                 # "As", "Ah": how a sentence starts; a card only on a line of nothing but cards.
@@ -258,15 +261,14 @@ def find_cards(text: str) -> list[tuple[str, tuple[int, int]]]:
     return found
 
 
-def _other_words(text: str, line_start: int, mentions: list[Mention]) -> list[str]:
+def _other_words(text: str, line_start: int, mentions: list[Mention], starts: list[int]) -> list[str]:
     """The folded words of the line starting at ``line_start`` that are not card mentions."""
     line_end = text.find("\n", line_start)
     if line_end < 0:
         line_end = len(text)
     rest = list(text[line_start:line_end])
-    for m in mentions:
-        if line_start <= m.start < line_end:
-            rest[m.start - line_start : m.end - line_start] = " " * (m.end - m.start)
+    for m in mentions[bisect_left(starts, line_start) : bisect_left(starts, line_end)]:
+        rest[m.start - line_start : m.end - line_start] = " " * (m.end - m.start)
     return _LINE_WORD_RE.findall(fold("".join(rest)))
 
 

@@ -38,6 +38,23 @@ Content-Type: text/plain
     assert mail.subject == "Re: [Hearts #1] Your turn"
     assert mail.text == "hello\n"
     assert mail.header("TO") == "hearts+1.0.0.aaaaaaaaaaaaaaaa@hearts.example"
+    assert mail.to == ("hearts+1.0.0.aaaaaaaaaaaaaaaa@hearts.example",)
+    assert mail.cc == ()
+
+
+def test_to_and_cc_lists() -> None:
+    raw = _mail(
+        """
+From: a@b.example
+To: New game <new@hearts.example>
+Cc: "Carol, C." <Carol@Example.org>, dave@example.net,
+ =?utf-8?q?Jo=C3=A3o?= <joao@example.pt>
+Cc: erin@example.com
+"""
+    )
+    mail = read_mail(raw)
+    assert mail.to == ("new@hearts.example",)
+    assert mail.cc == ("carol@example.org", "dave@example.net", "joao@example.pt", "erin@example.com")
 
 
 def test_null_and_unknown_envelope_sender() -> None:

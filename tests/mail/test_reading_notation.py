@@ -129,6 +129,13 @@ def test_format_then_parse_round_trips(card: str, style: str) -> None:
     assert parse_card(format_card(card, style)) == card
 
 
+def test_every_card_in_every_style_round_trips() -> None:
+    for card in ALL_CARDS:
+        for style in STYLES:
+            assert parse_card(format_card(card, style)) == card, (card, style)
+            assert parse_card(format_card(card, style).upper()) == card, (card, style)
+
+
 @given(
     st.sampled_from(ALL_CARDS),
     st.sampled_from([s for s in STYLES if s not in ("lower", "digits")]),

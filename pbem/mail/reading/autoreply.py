@@ -79,8 +79,9 @@ _QMAIL_FAILURE: Final = re.compile(r"^<([^<>\s@]+@[^<>\s]+)>:\s*$", re.MULTILINE
 class Bounce:
     """What a bounce tells: who could not be reached, and which of our mails it was about."""
 
+    #: Lower case; from a DSN both the original and the final recipient of each failure.
     failed_recipients: tuple[str, ...] = ()
-    status: tuple[str, ...] = ()  # enhanced status codes, one per failed recipient when known
+    status: tuple[str, ...] = ()  # enhanced status codes, one per failed DSN recipient block
     permanent: bool = True  # 5.x.x (or unknown); False when every status is 4.x.x
     original_message_id: str | None = None
     #: The original's Reply-To address: for our mail, the signed reply address of the seat.
@@ -156,6 +157,10 @@ def bounce_details(mail: IncomingMail) -> Bounce:
     if report is not None:
         for rcpt in report.recipients:
             if rcpt.action == "failed" or (not rcpt.action and rcpt.status.startswith("5")):
+                # The original recipient is the address we wrote to (the final one may be an
+                # alias's target); both may name the player.
+                if rcpt.original_recipient:
+                    failed.append(rcpt.original_recipient)
                 failed.append(rcpt.final_recipient)
                 status.append(rcpt.status)
         for name in ("message-id", "reply-to", "x-hearts-game", "x-hearts-seat", "to"):

@@ -73,6 +73,10 @@ class IncomingMail:
     in_reply_to: str | None
     references: tuple[str, ...]
     subject: str
+    #: Addresses of the To and Cc headers, lower case (recipients come from the envelope; these
+    #: say whom the sender wrote to, e.g. the other players of a new game in Cc).
+    to: tuple[str, ...]
+    cc: tuple[str, ...]
     content_type: str  # of the whole message, lower case ("multipart/alternative")
     text: str  # the body as text, "\n" line ends
     text_from_html: bool = False
@@ -134,9 +138,10 @@ def _address(raw: str | None) -> tuple[str, str]:
     return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
 
 
-def addresses(raw_values: list[str]) -> list[str]:
-    """Lower-case addresses of address-list headers (To, Cc…), in order."""
-    return [a.lower() for _, a in getaddresses([_FOLDING.sub("", v) for v in raw_values]) if "@" in a]
+def _addresses(headers: tuple[tuple[str, str], ...], name: str) -> tuple[str, ...]:
+    """Lower-case addresses of every address-list header called ``name``, in order."""
+    values = [_undo_surrogates(v) for n, v in headers if n.lower() == name]
+    return tuple(a.lower() for _, a in getaddresses(values) if "@" in a)
 
 
 def _message_ids(raw: str | None) -> tuple[str, ...]:
@@ -166,6 +171,8 @@ def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
         in_reply_to=in_reply_to[0] if in_reply_to else None,
         references=_message_ids(first.get("references")),
         subject=decode_header_value(first.get("subject", "")),
+        to=_addresses(headers, "to"),
+        cc=_addresses(headers, "cc"),
         content_type=content_type,
         text=text,
         text_from_html=from_html,
