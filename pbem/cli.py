@@ -32,6 +32,11 @@ COMMANDS: dict[str, str] = {
     "game": "pbem.services.cli:game",
     "bench": "pbem.bench.cli:bench",
     "web": "pbem.web.cli:web",
+    "serve": "pbem.cli_run:serve",
+    "smtp": "pbem.cli_run:smtp",
+    "worker": "pbem.cli_run:worker",
+    "beat": "pbem.cli_run:beat",
+    "mail": "pbem.cli_run:mail",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,0 +1,167 @@
+"""The running commands: ``pbem serve``, ``pbem smtp``, ``pbem worker``, ``pbem beat``,
+``pbem mail inject``.
+
+``serve`` is the one-command development server (see ``pbem.serve``); the others
+are the production processes, one per container in ``docker-compose.yml``.
+``worker`` and ``beat`` replace themselves with Celery's own command line
+(``celery -A workers.worker ...``), so signals and exit codes are Celery's and any
+extra arguments pass through.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from email.utils import getaddresses, parseaddr
+from typing import Any
+
+import click
+
+from pbem.cli import pass_settings
+from pbem.config import Settings
+
+__all__ = ["beat", "mail", "serve", "smtp", "worker"]
+
+LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(name)s] %(message)s"
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+
+
+@click.command()
+@click.option("--concurrency", default=2, show_default=True,
+              help="Celery pool processes (the machine's cores are a good number).")
+@pass_settings
+def serve(settings: Settings, concurrency: int) -> None:
+    """Run everything: SMTP front, web front, a Celery worker and beat, on SQLite
+    (migrates the database first).  Ctrl-C stops it all."""
+    from pbem.serve import serve as run
+
+    _configure_logging()
+    sys.exit(run(settings, concurrency=concurrency, echo=click.echo))
+
+
+@click.command()
+@pass_settings
+def smtp(settings: Settings) -> None:
+    """Run the SMTP front on PBEM_SMTP_LISTEN until SIGTERM or Ctrl-C."""
+    from pbem.services.app import Services
+    from pbem.smtp.server import SmtpFront
+    from workers import make_celery
+    from workers.app import embedded_broker_file
+    from workers.queueing import queue_inbound
+
+    _configure_logging()
+    broker_file = embedded_broker_file(settings)
+    if broker_file is not None:
+        broker_file.parent.mkdir(parents=True, exist_ok=True)
+    svc = Services.from_settings(settings)
+    celery = make_celery(settings)
+    front = SmtpFront(
+        settings,
+        session_factory=svc.session_factory,
+        queue=lambda ids: queue_inbound(celery, ids),
+        clock=svc.clock.now,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda _signum, _frame: stop.set())
+    front.start()
+    click.echo(f"pbem smtp: listening on {settings.smtp_listen} for *@{settings.mail_domain}")
+    try:
+        stop.wait()
+    finally:
+        front.stop()
+        svc.close()
+
+
+_PASS_THROUGH: dict[str, Any] = {"ignore_unknown_options": True, "allow_extra_args": True}
+
+
+@click.command(context_settings=_PASS_THROUGH)
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@pass_settings
+def worker(settings: Settings, celery_args: tuple[str, ...]) -> None:
+    """Run a Celery worker (`celery -A workers.worker worker`; extra args pass through)."""
+    _exec_celery(settings, "worker", "--loglevel=INFO", *celery_args)
+
+
+@click.command(context_settings=_PASS_THROUGH)
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@pass_settings
+def beat(settings: Settings, celery_args: tuple[str, ...]) -> None:
+    """Run Celery beat, which queues the periodic sweep (run exactly one)."""
+    _exec_celery(settings, "beat", "--loglevel=INFO", *celery_args)
+
+
+def _exec_celery(settings: Settings, *args: str) -> None:
+    # The settings were checked above (a bad PBEM_* fails here, readably); the
+    # worker module reads the same environment again.
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "celery", "-A", "workers.worker", *args]
+    os.execve(sys.executable, argv, os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)})
+
+
+@click.group()
+def mail() -> None:
+    """Mail operations."""
+
+
+@mail.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--to", "recipients", multiple=True, metavar="ADDR",
+              help="Envelope recipient (repeatable); default: the To/Cc addresses in our domain.")
+@click.option("--from", "mail_from", metavar="ADDR",
+              help="Envelope sender; default: the From header's address.")
+@pass_settings
+def inject(settings: Settings, file: Any, recipients: tuple[str, ...], mail_from: str | None) -> None:
+    """Feed the raw message in FILE ('-' for stdin) in as if it had arrived: store it
+    (once per recipient) and queue it for the worker."""
+    from pbem.db.models import InboundSource
+    from pbem.services.app import Services
+    from pbem.services.intake import receive_inbound
+    from pbem.smtp.handler import accepted_recipient
+    from workers import make_celery
+    from workers.queueing import queue_inbound
+
+    raw = file.read()
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    wanted = list(recipients) or [
+        address
+        for _, address in getaddresses(
+            [str(value) for value in headers.get_all("To", []) + headers.get_all("Cc", [])]
+        )
+        if address
+    ]
+    ours = [a for a in (accepted_recipient(w, settings.mail_domain) for w in wanted) if a]
+    skipped = sorted(set(w.lower() for w in wanted) - set(ours))
+    if skipped:
+        click.echo(f"not ours (not @{settings.mail_domain}), skipped: {', '.join(skipped)}", err=True)
+    if not ours:
+        raise click.ClickException(f"no recipient in @{settings.mail_domain}: use --to ADDR")
+    sender = mail_from if mail_from is not None else parseaddr(str(headers.get("From", "")))[1]
+
+    svc = Services.from_settings(settings)
+    try:
+        received = receive_inbound(
+            svc.session_factory,
+            raw=raw,
+            mail_from=sender,
+            recipients=ours,
+            source=InboundSource.INJECT,
+            received_at=svc.clock.now(),
+            queue=lambda ids: queue_inbound(make_celery(settings), ids),
+        )
+    finally:
+        svc.close()
+    if not received.ids:
+        click.echo("already stored (same Message-ID and recipient): nothing to do")
+        return
+    state = "queued" if received.queued else "NOT queued (broker down; the sweep will queue it)"
+    click.echo(f"stored inbound {', '.join(map(str, received.ids))}: {state}")
