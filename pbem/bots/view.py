@@ -50,6 +50,7 @@ class BotView:
     tricks_won: tuple[int, ...]
     totals: tuple[int, ...]
     shooter_kind: str | None  # "moon" or "sun" when this seat must choose how its moon is scored
+    rules_assumed: bool = False  # the rules were not given (a bare seat_view dict): standard assumed
 
     # -- derived knowledge -------------------------------------------------------------------------
 
@@ -177,6 +178,7 @@ class BotView:
         from the view, so play stays legal, but card values may be wrong). Prefer ``from_state``.
         """
         rules = rules if rules is not None else view.get("rules")
+        assumed = rules is None
         if rules is None:
             rules = Rules.make("standard", players=view["players"], pass_count=view.get("pass_count", 3))
         elif not isinstance(rules, Rules):
@@ -212,6 +214,7 @@ class BotView:
             tricks_won=tuple(view["tricks_won"]),
             totals=tuple(view["totals"]),
             shooter_kind=shooter_kind,
+            rules_assumed=assumed,
         )
 
 

@@ -114,7 +114,17 @@ def test_a_view_from_the_engine_seat_view_dict_agrees() -> None:
 def test_the_engine_view_dict_without_rules_assumes_standard_rules() -> None:
     state = position(STANDARD, {0: "2D 5D 9D JD 3H 8H KH 4S 6S 9S QS"}, taken={3: "2C 3C 4C 5C 6C 7C 8C 9C"},
                      trick="TC", leader=3)
-    assert BotView.from_seat_view(seat_view(state, 0)).rules == STANDARD
+    v = BotView.from_seat_view(seat_view(state, 0))
+    assert v.rules == STANDARD and v.rules_assumed
+
+
+def test_strong_stays_legal_from_a_bare_dict_under_other_rules() -> None:
+    # Black Maria lets hearts be led before they are broken; standard rules would refuse 2H.
+    rules = Rules.make("black-maria")
+    state = position(rules, {0: "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"}, leader=0, hearts_broken=False)
+    assert "2H" in state.legal_cards()
+    card = get_bot("strong", seed=1, playouts=30).choose_play(seat_view(state, 0))
+    assert card in state.legal_cards()
 
 
 @pytest.mark.parametrize("direction,targets", [("left", (1, 1, 1)), ("right", (3, 3, 3)), ("across", (2, 2, 2)),
