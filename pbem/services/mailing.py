@@ -85,7 +85,7 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
     rules = state.rules
     return mc.GameContext(
         game_id=game.id,
-        title=game.title or f"#{game.id}",
+        title=game.title,
         seat=seat,
         names=seat_names(rows),
         hand_number=state.hand_no,
