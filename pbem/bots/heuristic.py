@@ -26,7 +26,6 @@ it does not try to shoot the moon.
 
 from __future__ import annotations
 
-import random
 from typing import Any, Mapping
 
 from pbem.engine.cards import (
@@ -337,7 +336,7 @@ class HeuristicBot:
     name = "heuristic"
 
     def __init__(self, seed: Any = None) -> None:
-        self.rng = random.Random(seed)
+        self.seed = seed
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
         v = as_bot_view(view)

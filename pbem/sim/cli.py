@@ -142,10 +142,13 @@ def format_report(report: Report, preset: str, overrides: dict[str, Any], playou
         lines.append(f"  {cmp.a:10} points per hand {cmp.a_points}   moons {cmp.a_moons}")
         lines.append(f"  {cmp.b:10} points per hand {cmp.b_points}   moons {cmp.b_moons}")
         d = cmp.difference
-        verdict = ("fewer" if d.high < 0 else "more" if d.low > 0 else "not significantly different") \
-            if d.n >= 2 else "too few deals for an interval"
-        lines.append(f"  paired difference {cmp.a} - {cmp.b} per hand: {d}  "
-                     f"(n={d.n} {unit}; {cmp.a} takes {verdict}{' points' if d.excludes_zero() else ''})")
+        if d.n < 2:
+            verdict = "too few for an interval"
+        elif d.excludes_zero():
+            verdict = f"{cmp.a} takes {'fewer' if d.high < 0 else 'more'} points than {cmp.b}"
+        else:
+            verdict = "no significant difference"
+        lines.append(f"  paired difference {cmp.a} - {cmp.b} per hand: {d}  (n={d.n} {unit}; {verdict})")
         if cmp.win_difference is not None:
             lines.append(f"  win rate {cmp.a} {cmp.a_wins}; {cmp.b} {cmp.b_wins}; difference {cmp.win_difference}")
     if report.unfinished_games:
