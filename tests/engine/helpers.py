@@ -84,7 +84,8 @@ def start(rules: Rules, hands: Mapping[int, Iterable[str] | str], pass_direction
     return deal_next(new_game(rules), hands, pass_direction)
 
 
-def deal_next(state: GameState, hands: Mapping[int, Iterable[str] | str], pass_direction: str | None = "hold") -> GameState:
+def deal_next(state: GameState, hands: Mapping[int, Iterable[str] | str],
+              pass_direction: str | None = "hold") -> GameState:
     """Deal the next hand of ``state`` so that seats hold ``hands``."""
     return state.deal(deck_for(state.rules, hands, state.hand_no + 1), pass_direction)
 
