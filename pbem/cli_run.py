@@ -32,6 +32,8 @@ LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(name)s] %(message)s"
 
 def _configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    # aiosmtpd logs every SMTP command at INFO; pbem.smtp says what matters.
+    logging.getLogger("mail.log").setLevel(logging.WARNING)
 
 
 @click.command()
