@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -211,6 +211,58 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
 # -- a seat's mail --------------------------------------------------------------------------------
 
 
+@dataclass
+class SeatRequest:
+    """A verified mail from a seat's own player: everything a command handler needs."""
+
+    session: Session
+    svc: Services
+    row: InboundMessage
+    mail: IncomingMail
+    now: datetime
+    game: Game
+    seats: list[Seat]
+    seat: Seat
+    owner: Player
+    state: Any
+    token: Any
+    command: Any
+
+    @property
+    def base(self) -> dict[str, Any]:
+        return {"game": self.game.id, "seat": self.seat.seat, "command": type(self.command).__name__}
+
+    def reply(self, detail: Any, player: Player | None = None) -> list[OutboundMessage]:
+        """A mail about this game to this seat's player (or ``player``), with the seat's view."""
+        who = player or self.owner
+        seat = next((s.seat for s in self.seats if s.player_id == who.id), self.seat.seat)
+        ctx = game_context(self.svc, self.game, self.seats, self.state, seat)
+        return _reply(self.session, self.svc, who, detail, self.now, self.row.id, self.game, ctx)
+
+    def answer(self, detail: Any, code: str, status: InboundStatus = InboundStatus.DONE, **more: Any) -> Outcome:
+        return Outcome(status, code, {**self.base, **more}, self.reply(detail))
+
+    def reject(self, code: str, **details: Any) -> Outcome:
+        return self.answer(mc.RequestRejected(code, details), code, InboundStatus.REJECTED)
+
+
+SeatHandler = Callable[[SeatRequest], Outcome]
+#: Command class -> (handler, whether it needs a running game and a seated player).
+SEAT_COMMANDS: dict[type, tuple[SeatHandler, bool]] = {}
+
+
+def seat_command(*kinds: type, needs_active: bool = False) -> Callable[[SeatHandler], SeatHandler]:
+    """Register the handler of some commands sent to a seat's address (modules of
+    :data:`COMMAND_MODULES` register theirs when they are imported)."""
+
+    def register(handler: SeatHandler) -> SeatHandler:
+        for kind in kinds:
+            SEAT_COMMANDS[kind] = (handler, needs_active)
+        return handler
+
+    return register
+
+
 def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
                now: datetime) -> Outcome:
     settings = svc.settings
@@ -244,44 +296,79 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
     state = current_state(game)
     expected = _expected(state, seat.seat)
     command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
-    ctx = game_context(svc, game, seats, state, seat.seat)
-    base = {"game": game.id, "seat": seat.seat, "command": type(command).__name__}
+    request = SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command)
+    _load_command_modules()
+    handler, needs_active = SEAT_COMMANDS.get(type(command), (_unknown_command, True))
+    if needs_active and (game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED):
+        return request.reject("GAME_NOT_ACTIVE", status=str(game.status))
+    return handler(request)
 
-    def answer(detail: Any, code: str, status: InboundStatus = InboundStatus.DONE, **more: Any) -> Outcome:
-        return Outcome(status, code, {**base, **more}, _reply(session, svc, owner, detail, now, row.id, game, ctx))
 
-    if isinstance(command, cmd.Help):
-        return answer(mc.Help(), "HELP")
-    if isinstance(command, cmd.Status):
-        return answer(mc.Status(), "STATUS")
-    if isinstance(command, cmd.Rules):
-        return answer(mc.Rules(rules=game.rules), "RULES")
-    if isinstance(command, cmd.Games):
-        return Outcome(InboundStatus.DONE, "GAMES", base, _games_list(session, svc, owner, now, row.id))
-    if isinstance(command, (cmd.Unreadable, cmd.Ambiguous)):
-        return answer(mc.RequestRejected(command.reason, reader_details(command.details)), command.reason,
-                      InboundStatus.REJECTED)
-    if game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED:
-        return answer(mc.RequestRejected("GAME_NOT_ACTIVE", {"status": str(game.status)}), "GAME_NOT_ACTIVE",
-                      InboundStatus.REJECTED)
-    if isinstance(command, cmd.Resign):
-        mails = resign(session, svc, game, seat, inbound_id=row.id, state=state)
-        return Outcome(InboundStatus.DONE, "RESIGNED", base, mails)
-    move = _engine_move(command, seat.seat)
-    if move is None:
-        return answer(mc.RequestRejected("NO_COMMAND", {}), "NO_COMMAND", InboundStatus.REJECTED)
+def _unknown_command(request: SeatRequest) -> Outcome:
+    return request.reject("NO_COMMAND")
+
+
+@seat_command(cmd.Help)
+def _help(request: SeatRequest) -> Outcome:
+    return request.answer(mc.Help(), "HELP")
+
+
+@seat_command(cmd.Status)
+def _status(request: SeatRequest) -> Outcome:
+    return request.answer(mc.Status(), "STATUS")
+
+
+@seat_command(cmd.Rules)
+def _rules(request: SeatRequest) -> Outcome:
+    return request.answer(mc.Rules(rules=request.game.rules), "RULES")
+
+
+@seat_command(cmd.Games)
+def _games(request: SeatRequest) -> Outcome:
+    return Outcome(InboundStatus.DONE, "GAMES", request.base,
+                   _games_list(request.session, request.svc, request.owner, request.now, request.row.id))
+
+
+@seat_command(cmd.Unreadable, cmd.Ambiguous)
+def _unreadable(request: SeatRequest) -> Outcome:
+    command = request.command
+    return request.answer(mc.RequestRejected(command.reason, reader_details(command.details)), command.reason,
+                          InboundStatus.REJECTED)
+
+
+@seat_command(cmd.Resign, needs_active=True)
+def _resign(request: SeatRequest) -> Outcome:
+    mails = resign(request.session, request.svc, request.game, request.seat, inbound_id=request.row.id,
+                   state=request.state)
+    return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
+
+
+@seat_command(cmd.Play, cmd.Pass, cmd.MoonChoice, needs_active=True)
+def _move(request: SeatRequest) -> Outcome:
+    seat, token = request.seat, request.token
+    move = _engine_move(request.command, seat.seat)
     if token.decision != seat.decisions:
-        return answer(mc.RequestRejected("STALE_TURN", {"decision": token.decision, "current": seat.decisions}),
-                      "STALE_TURN", InboundStatus.REJECTED)
-    turn = begin_turn(game, seats, state, now, row.id)
+        return request.reject("STALE_TURN", decision=token.decision, current=seat.decisions)
+    turn = begin_turn(request.game, request.seats, request.state, request.now, request.row.id)
     try:
-        apply_move(session, turn, move)
+        apply_move(request.session, turn, move)
     except IllegalMove as error:
         attempted = getattr(move, "card", None) or " ".join(getattr(move, "cards", ()) or ())
-        return answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
-                      InboundStatus.REJECTED)
-    mails = settle(session, svc, turn)
-    return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**base, "move": _describe(move)}, mails)
+        return request.answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
+                              InboundStatus.REJECTED)
+    mails = settle(request.session, request.svc, turn)
+    return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**request.base, "move": _describe(move)}, mails)
+
+
+#: Modules that register more seat commands (issue 4: absences, playing ahead, talk, the creator's).
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _load_command_modules() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name)
 
 
 def reader_details(details: Any) -> dict[str, Any]:
