@@ -1,0 +1,29 @@
+# pbem's production image: one image, one process per container (see docker-compose.yml).
+#   docker build -t pbem .
+#   docker run --rm pbem --help
+# The package is installed as a wheel (not an editable checkout): templates and
+# migrations travel inside it (pbem/_data/), so the image needs no source tree.
+
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY pbem ./pbem
+COPY workers ./workers
+COPY templates ./templates
+COPY migrations ./migrations
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PBEM_DATA_DIR=/var/lib/pbem
+RUN useradd --system --create-home --home-dir /var/lib/pbem --shell /usr/sbin/nologin pbem
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+USER pbem
+WORKDIR /var/lib/pbem
+VOLUME ["/var/lib/pbem"]
+# 2525: SMTP front (publish it as 25); 8025: web front.
+EXPOSE 2525 8025
+ENTRYPOINT ["pbem"]
+CMD ["serve"]
