@@ -256,3 +256,8 @@ def test_no_deal_in_the_middle_of_a_hand():
     assert_refused(state, lambda s: s.deal(ALL_CARDS), Reason.WRONG_PHASE, phase="play", expected="deal")
     state = deal_next(new_game(Rules()), {}, "left")
     assert_refused(state, lambda s: s.deal(ALL_CARDS), Reason.WRONG_PHASE, phase="pass", expected="deal")
+
+
+def test_scatter_cannot_be_forced_where_it_does_not_divide():
+    assert_refused(new_game(Rules(players=3)), lambda s: s.deal(deck_for(s.rules, {}), "scatter"),
+                   Reason.BAD_DECK, problem="bad_pass_direction", pass_direction="scatter")

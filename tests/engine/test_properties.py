@@ -360,6 +360,8 @@ def playout(rules: Rules, seed: int) -> None:
             d = state.to_dict()
             check_conservation(state, sh, d)
             check_views(state, sh)
+            if rng.random() < 0.5:
+                state = check_round_trip(state, d)
             hand = sorted(sh.hands[seat])
             chosen = rng.sample(hand, rules.pass_count)
             if greedy == seat:  # keep the sweeping cards
