@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
     text,
 )
@@ -147,6 +148,9 @@ class Player(Base):
     created_at: Mapped[datetime] = mapped_column(server_default=now_default())
     bounced_at: Mapped[datetime | None]
     bounce_count: Mapped[int] = mapped_column(server_default="0", default=0)
+    # Away until then (issue 4): deadlines suspended or a bot plays, per each game's policy.
+    vacation_until: Mapped[datetime | None]
+    digest_sent_at: Mapped[datetime | None]
 
     seats: Mapped[list[Seat]] = relationship(back_populates="player")
 
@@ -189,6 +193,14 @@ class Game(Base):
     # Seed of the deals (deck of hand k from random.Random(f"{seed}:{k}")); None: system randomness.
     seed: Mapped[str | None] = mapped_column(String(128))
     title: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    # Time (issue 4): hours a seat has to decide, weekends optionally not counted, a grace period,
+    # when the reminder goes out, and what happens to an absent player's seat.
+    deadline_hours: Mapped[int] = mapped_column(default=72, server_default="72")
+    skip_weekends: Mapped[bool] = mapped_column(default=False, server_default=false())
+    grace_hours: Mapped[int] = mapped_column(default=0, server_default="0")
+    reminder_hours: Mapped[int] = mapped_column(default=24, server_default="24")
+    absence_policy: Mapped[str] = mapped_column(String(16), default="bot", server_default="bot")
+    paused_at: Mapped[datetime | None]
 
     creator: Mapped[Player | None] = relationship()
     seats: Mapped[list[Seat]] = relationship(
@@ -220,6 +232,19 @@ class Seat(Base):
     # How many decisions this seat has made: signed reply addresses name it, so a
     # reply to a decision already made is recognised as stale.
     decisions: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Time (issue 4): since when the game waits for this seat, its deadline, reminders sent.
+    waiting_since: Mapped[datetime | None]
+    deadline_at: Mapped[datetime | None] = mapped_column(index=True)
+    reminders_sent: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Why a bot plays for a player who may take the seat back (deadline, vacation, substitute_wanted).
+    stand_in: Mapped[str | None] = mapped_column(String(32))
+    # This game's notification choice, overriding the player's (every_card, turn_and_trick, digest).
+    notify: Mapped[str | None] = mapped_column(String(32))
+    # Playing ahead: {"cards": [...]} to play in order when legal; autopilot for the rest of this hand number.
+    queued: Mapped[dict[str, Any] | None]
+    autopilot_hand: Mapped[int | None]
+    # The last table_talk id passed on to this seat.
+    talk_seen: Mapped[int] = mapped_column(default=0, server_default="0")
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player | None] = relationship(back_populates="seats")
@@ -333,6 +358,8 @@ class Invitation(Base):
     )
     # Nullable: games created on the command line have no inviting player.
     invited_by: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    # "join" (a seat of a new game) or "substitute" (take over an absent player's seat).
+    kind: Mapped[str] = mapped_column(String(16), default="join", server_default="join")
     created_at: Mapped[datetime] = mapped_column(server_default=now_default())
 
     __table_args__ = (Index(None, "invited_by", "created_at"),)  # per-sender daily cap
@@ -353,3 +380,27 @@ class WebhookNonce(Base):
     seen_at: Mapped[datetime] = mapped_column(index=True)  # pruning old nonces
 
     __table_args__ = (UniqueConstraint("source", "nonce"),)
+
+
+class Absence(Base):
+    """A vacation a player announced; counted against the yearly allowance."""
+
+    __tablename__ = "absences"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"), index=True)
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(server_default=now_default())
+
+
+class TableTalk(Base):
+    """A line said at a table (``say …``), passed on to the other players in their next mail."""
+
+    __tablename__ = "table_talk"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    seat: Mapped[int]
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(server_default=now_default())
