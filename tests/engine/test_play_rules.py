@@ -6,7 +6,7 @@ reason code, its details and that the state did not change (``assert_refused``).
 
 from __future__ import annotations
 
-from pbem.engine import CardPlayed, HeartsBroken, Reason, Rules, TrickWon
+from pbem.engine import CardPlayed, GameState, HeartsBroken, Reason, Rules, TrickWon
 from pbem.engine.cards import CARD_INDEX
 
 from .helpers import assert_refused, canon, cards, play, play_logged, start
@@ -21,7 +21,7 @@ D1 = {
 }
 
 
-def d1(**options) -> "object":
+def d1(**options) -> GameState:
     return start(Rules(**options), D1)
 
 
