@@ -1,0 +1,49 @@
+"""Four scripted players play a complete game to 100 points by mail, on the production pipeline:
+SMTP to the running front, a real Redis and Celery worker, PostgreSQL, mail out through an SMTP
+relay (the sink) where the players read it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import select
+
+from pbem.db.models import Game, GameStatus, OutboundMessage, OutboundStatus
+from pbem.services.gamestore import snapshot_agrees
+from tests.e2e.pipeline import Pipeline, Table, redis_db
+
+pytestmark = pytest.mark.slow
+
+PLAYERS = [f"player{i}@players.test" for i in range(4)]
+
+
+def test_four_players_play_a_whole_game_to_100_by_mail(pg_migrated_url, redis_url, smtp_sink, tmp_path, capsys):
+    smtp_sink.clear()
+    with Pipeline(pg_migrated_url, redis_db(redis_url, 1), smtp_sink, tmp_path) as pipeline:
+        started = time.monotonic()
+        out = pipeline.cli("game", "new", *[f"--player={p}" for p in PLAYERS], "--seed=e2e-full-game",
+                           "--title=End to end")
+        assert "started" in out
+        table = Table(pipeline, PLAYERS)
+        table.play_until(lambda t: t.kinds.get("game_summary", 0) == 4, timeout=900)
+        elapsed = time.monotonic() - started
+        with pipeline.session_factory() as session:
+            game = session.scalars(select(Game)).one()
+            assert game.status == GameStatus.FINISHED
+            assert game.snapshot["phase"] == "over"
+            assert max(game.snapshot["totals"]) >= 100
+            assert snapshot_agrees(session, game)
+            hands = game.snapshot["hand_no"]
+            unsent = session.scalars(select(OutboundMessage).where(OutboundMessage.status != OutboundStatus.SENT)).all()
+            assert not unsent
+        statuses = pipeline.inbound_statuses()
+        assert statuses and set(statuses) == {"done"}, statuses
+        assert len(statuses) == table.answered
+        assert table.kinds.get("move_rejected", 0) == 0 and table.kinds.get("request_rejected", 0) == 0
+        assert table.kinds["hand_summary"] == 4 * hands
+        assert table.kinds["game_started"] == 4
+    with capsys.disabled():
+        print(f"\n[e2e] a whole game to 100 by mail: {hands} hands, {table.answered} replies, "
+              f"{len(smtp_sink.messages)} mails out, {elapsed:.1f} s")
