@@ -156,6 +156,11 @@ class Rules:
         return cls(**d)
 
     def with_options(self, **overrides: Any) -> "Rules":
+        """These rules with some options changed; a new player count brings its own deck and pass
+        cycle (§4) unless they are given too."""
+        if "players" in overrides:
+            overrides.setdefault("removed_cards", None)
+            overrides.setdefault("pass_cycle", None)
         return dataclasses.replace(self, **overrides)
 
     @cached_property
