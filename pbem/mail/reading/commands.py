@@ -8,7 +8,8 @@ is the command word and nothing else but a few filler words (:data:`FILLER_WORDS
 "I", "send me", "por favor", "te rog"…). So ``help``, ``Status?``, ``I resign`` and ``quais são
 as regras`` are commands, but ``rules are silly, QS`` is a play of the queen. Commands that take
 an argument (``say …``, ``vacation …``, ``queue …``, ``new game …``) take the rest of their line.
-A ``say …`` line is table talk: it never counts as anything else (``say nice QS!`` names no
+``queue clear``, ``autopilot off`` and ``notify <level> [everywhere]`` are described at
+:class:`Queue`, :class:`Autopilot` and :class:`Notify`. A ``say …`` line is table talk: it never counts as anything else (``say nice QS!`` names no
 card); read it with :func:`table_talk`. A reply of nothing but talk is :class:`Say`.
 
 **Cards** are found by :func:`pbem.mail.notation.find_cards` in the lines that are not command or
@@ -145,15 +146,38 @@ class Vacation:
 
 @dataclass(frozen=True, slots=True)
 class Queue:
-    """``queue QS AS 2C``: cards to play in this order when each becomes legal."""
+    """``queue QS AS 2C``: cards to play in this order when each becomes legal.
+
+    ``queue clear`` (:data:`CLEAR_WORDS`) is ``Queue((), clear=True)``; a ``queue`` line naming
+    no card and no clear word is ``Queue(())``, which the service refuses.
+    """
 
     cards: tuple[str, ...]
+    clear: bool = False
     name: ClassVar[str] = "queue"
 
 
 @dataclass(frozen=True, slots=True)
 class Autopilot:
+    """``autopilot``: a computer player plays for me for the rest of this hand;
+    ``autopilot off`` (``on=False``) stops it."""
+
+    on: bool = True
     name: ClassVar[str] = "autopilot"
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """``notify every card`` / ``notify turn and trick`` / ``notify digest`` / ``notify turn only``.
+
+    ``level`` is one of :data:`NOTIFY_LEVELS`' keys, or None when the line names none (the
+    service answers with the choices); ``everywhere`` when the line also says "all games"
+    (:data:`EVERYWHERE_WORDS`): the player's default for every game, not just this one.
+    """
+
+    level: str | None
+    everywhere: bool = False
+    name: ClassVar[str] = "notify"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +224,7 @@ class Ambiguous:
 
 Command = Union[
     Play, Pass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
-    Vacation, Queue, Autopilot, Say, History, Pause, Resume, Abort, Unreadable, Ambiguous,
+    Vacation, Queue, Autopilot, Notify, Say, History, Pause, Resume, Abort, Unreadable, Ambiguous,
 ]
 
 # -- the words ---------------------------------------------------------------------------------
@@ -225,8 +249,13 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
                 "ro": ("refuz", "refuza", "declin", "nu mulțumesc")},
     "history": {"en": ("history", "moves"), "pt": ("histórico", "jogadas"),
                 "ro": ("istoric", "istoricul", "mutări", "mutările")},
-    "autopilot": {"en": ("autopilot", "auto pilot"), "pt": ("piloto automático",),
-                  "ro": ("pilot automat",)},
+    "autopilot": {"en": ("autopilot", "auto pilot", "autopilot on"),
+                  "pt": ("piloto automático", "piloto automático ligado", "ligar piloto automático"),
+                  "ro": ("pilot automat", "pilot automat pornit", "pornește pilotul automat")},
+    "autopilot_off": {"en": ("autopilot off", "auto pilot off", "stop autopilot", "no autopilot"),
+                      "pt": ("piloto automático desligado", "desligar piloto automático",
+                             "desliga o piloto automático"),
+                      "ro": ("pilot automat oprit", "oprește pilotul automat", "fără pilot automat")},
     "pause": {"en": ("pause",), "pt": ("pausa", "pausar"), "ro": ("pauză", "pauzeaza")},
     "resume": {"en": ("resume", "unpause", "continue"), "pt": ("retomar", "continuar"),
                "ro": ("reluare", "reia", "continuă")},
@@ -237,10 +266,13 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
                  "ro": ("concediu", "vacanță", "plecat")},
     "queue": {"en": ("queue",), "pt": ("fila",), "ro": ("coadă",)},
+    "notify": {"en": ("notify", "notifications", "notification"),
+               "pt": ("notificar", "notificações", "notificação", "avisos"),
+               "ro": ("notificări", "notificare", "notifică")},
     "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
                  "ro": ("joc nou", "partidă nouă")},
 }
-_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "new_game"})
+_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
 #: Words read only when the mail answered asked for them (``expected``).
@@ -275,6 +307,32 @@ FILLER_WORDS: Final = frozenset({
     "vreau", "sa", "care", "sunt", "este", "luna", "multumesc", "mie", "acum", "imi", "mea",
     "mele", "meu",
 })
+#: Words after ``queue`` that empty the queue.
+CLEAR_WORDS: Final = frozenset({
+    "clear", "cancel", "none", "off", "empty", "reset", "stop",
+    "limpar", "limpa", "apagar", "apaga", "cancelar", "nenhuma", "vazia",
+    "goleste", "sterge", "anuleaza", "nimic", "gol",
+})
+#: What ``notify …`` may ask for, by level; a phrase matches its words in order, anywhere in
+#: the line, the longest phrase first (so "turn and trick" is not read as "turn").
+NOTIFY_LEVELS: Final[dict[str, tuple[str, ...]]] = {
+    "every_card": ("every card", "each card", "all cards", "every", "cards",
+                   "cada carta", "todas as cartas", "cartas",
+                   "fiecare carte", "toate cartile", "carti"),
+    "turn_and_trick": ("turn and trick", "turn and tricks", "tricks", "trick", "normal", "default",
+                       "vez e vaza", "vazas", "vaza", "padrao",
+                       "rand si levata", "levate", "levata", "implicit"),
+    "digest": ("digest", "daily", "once a day", "summary", "resumo", "diario", "uma vez por dia",
+               "rezumat", "zilnic", "o data pe zi"),
+    "turn_only": ("turn only", "my turn only", "only my turn", "my turn", "minimum", "off", "none",
+                  "unsubscribe", "so a minha vez", "minha vez", "minimo", "desligar", "nada",
+                  "doar randul meu", "randul meu", "minim", "oprit", "dezabonare"),
+}
+#: Words that make a ``notify`` line the player's choice for all their games.
+EVERYWHERE_WORDS: Final = ("everywhere", "all games", "all my games", "every game",
+                           "todos os jogos", "todos os meus jogos", "em todo lado",
+                           "toate jocurile", "peste tot")
+
 #: Option names in other languages, for new games by mail ("regras: omnibus").
 OPTION_ALIASES: Final = {
     "regras": "rules", "reguli": "rules", "preset": "rules", "alvo": "target", "meta": "target",
@@ -432,7 +490,13 @@ def _build(line: _Line, whole_text: str) -> Command:
     if command == "vacation":
         return Vacation(_UNTIL.sub("", line.argument).strip())
     if command == "queue":
-        return Queue(tuple(m.card for m in find_mentions(line.argument)))
+        cards = tuple(m.card for m in find_mentions(line.argument))
+        words = set(_WORD.findall(fold(line.argument)))
+        return Queue(cards, clear=not cards and bool(words & CLEAR_WORDS))
+    if command == "notify":
+        return _notify(line.argument)
+    if command == "autopilot_off":
+        return Autopilot(on=False)
     if command == "new_game":
         return _new_game(whole_text)
     simple: dict[str, type] = {
@@ -441,6 +505,31 @@ def _build(line: _Line, whole_text: str) -> Command:
         "pause": Pause, "resume": Resume, "abort": Abort,
     }
     return simple[command]()
+
+
+def _contains(words: list[str], phrase: tuple[str, ...]) -> bool:
+    size = len(phrase)
+    return any(tuple(words[k : k + size]) == phrase for k in range(len(words) - size + 1))
+
+
+_NOTIFY_PHRASES: Final = sorted(
+    ((tuple(_WORD.findall(fold(p))), level) for level, phrases in NOTIFY_LEVELS.items() for p in phrases),
+    key=lambda item: -len(item[0]),
+)
+_EVERYWHERE_PHRASES: Final = tuple(tuple(_WORD.findall(fold(p))) for p in EVERYWHERE_WORDS)
+
+
+def _notify(argument: str) -> Notify:
+    words = _WORD.findall(fold(argument))
+    everywhere = False
+    for phrase in _EVERYWHERE_PHRASES:
+        for k in range(len(words) - len(phrase) + 1):
+            if tuple(words[k : k + len(phrase)]) == phrase:
+                words = words[:k] + words[k + len(phrase) :]  # "every game" is no level
+                everywhere = True
+                break
+    level = next((level for phrase, level in _NOTIFY_PHRASES if _contains(words, phrase)), None)
+    return Notify(level, everywhere)
 
 
 def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Command:
