@@ -209,6 +209,22 @@ class Abort:
 
 
 @dataclass(frozen=True, slots=True)
+class Extend:
+    """``extend 24h`` / ``extend Bob`` / ``extend Bob 2d``: the rest of the line, for the service."""
+
+    text: str
+    name: ClassVar[str] = "extend"
+
+
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """``replace Bob ana@example.org``: the rest of the line, for the service."""
+
+    text: str
+    name: ClassVar[str] = "replace"
+
+
+@dataclass(frozen=True, slots=True)
 class Unreadable:
     reason: str
     details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -262,6 +278,10 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "abort": {"en": ("abort", "cancel game"), "pt": ("abortar", "cancelar jogo", "cancelar partida"),
               "ro": ("anulează", "anulare", "anulează jocul")},
     # These take the rest of their line.
+    "extend": {"en": ("extend", "more time"), "pt": ("prorrogar", "prolongar", "mais tempo"),
+               "ro": ("prelungește", "prelungire", "mai mult timp")},
+    "replace": {"en": ("replace", "substitute"), "pt": ("substituir", "substitui"),
+                "ro": ("înlocuiește", "înlocuire")},
     "say": {"en": ("say",), "pt": ("diz", "dizer", "diga"), "ro": ("spune", "spun")},
     "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
                  "ro": ("concediu", "vacanță", "plecat")},
@@ -272,7 +292,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
                  "ro": ("joc nou", "partidă nouă")},
 }
-_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game"})
+_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
 #: Words read only when the mail answered asked for them (``expected``).
@@ -345,7 +365,8 @@ OPTION_ALIASES: Final = {
 _WORD: Final = re.compile(r"[^\W_]+|\?")
 _ADDRESS: Final = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
 _OPTION_LINE: Final = re.compile(r"^\s*([^\W\d][\w -]{0,24}?)\s*[:=]\s*(\S.*?)\s*$")
-_UNTIL: Final = re.compile(r"^(?:until|till|to|ate|até|pana la|până la|pina la)\b[\s:]*", re.IGNORECASE)
+_UNTIL: Final = re.compile(r"^(?:until|till|to|ate|até|pana (?:la|pe)|până (?:la|pe)|pina (?:la|pe))\b[\s:]*",
+                           re.IGNORECASE)
 
 
 def _phrase_table() -> dict[tuple[str, ...], str]:
@@ -499,6 +520,10 @@ def _build(line: _Line, whole_text: str) -> Command:
         return Autopilot(on=False)
     if command == "new_game":
         return _new_game(whole_text)
+    if command == "extend":
+        return Extend(line.argument)
+    if command == "replace":
+        return Replace(line.argument)
     simple: dict[str, type] = {
         "help": Help, "status": Status, "games": Games, "rules": Rules, "resign": Resign,
         "accept": Accept, "decline": Decline, "history": History, "autopilot": Autopilot,
