@@ -184,3 +184,15 @@ def test_illegal_card_is_explained_and_auto_replies_are_not_answered(svc: Servic
                   leader.recipient, received.reply_to)
     assert [m.kind for m in two] == ["request_rejected"]
     assert inbound_outcome(svc)["code"] in ("TWO_CARDS",)
+
+
+def test_our_own_mail_looped_back_is_never_answered(svc: Services) -> None:
+    """A forwarder or a misconfigured alias sends one of our mails back to its reply address: it
+    is auto-generated (Auto-Submitted), recorded, and no mail goes out — no mail loop."""
+    game_id, mails = new_game(svc)
+    mail, received = first_turn(svc, mails, 0)
+    before = game_moves(svc, game_id)
+    assert deliver(svc, mail.raw, mail.recipient, received.reply_to) == []
+    outcome = inbound_outcome(svc)
+    assert outcome["status"] == InboundStatus.IGNORED and outcome["code"] == "AUTO_REPLY"
+    assert game_moves(svc, game_id) == before
