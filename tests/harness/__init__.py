@@ -3,7 +3,7 @@ polling with a deadline.  The pytest fixtures that use these live in
 ``tests/conftest.py``; the classes here can also be used directly (a benchmark
 or an end-to-end test may want its own sink or database)."""
 
-from tests.harness.ports import free_port
-from tests.harness.waiting import WaitTimeout, wait_for
+from pbem.devservers import free_port
+from pbem.devservers import WaitTimeout, wait_for
 
 __all__ = ["WaitTimeout", "free_port", "wait_for"]

@@ -1,13 +1,3 @@
-"""Free TCP ports on 127.0.0.1."""
+"""Moved to :mod:`pbem.devservers.ports` (the benchmarks use it too); re-exported for the tests."""
 
-from __future__ import annotations
-
-import socket
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago.  Servers started on it may still race
-    another process for it; the server helpers retry on a fresh port."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+from pbem.devservers.ports import free_port  # noqa: F401
