@@ -240,7 +240,16 @@ class GameState:
         """The cards the seat to play may play now (empty outside the play phase)."""
         legal = self._legal
         if legal < 0:
-            legal = self.legal_mask()
+            trick = self.trick  # non-empty only in the play phase
+            if trick and not self.t.qs_drop:
+                # The common case, inline: following suit with cards of the led suit.
+                legal = self._hands >> 52 * self.to_move & SUIT_MASK_OF[trick[0]]
+                if legal:
+                    self._legal = legal
+                else:
+                    legal = self.legal_mask()
+            else:
+                legal = self.legal_mask()
         return _C[legal & SUIT_BITS] + _D[legal >> 13 & SUIT_BITS] + _H[legal >> 26 & SUIT_BITS] + _S[legal >> 39]
 
     def only_legal_card(self) -> str | None:
@@ -333,9 +342,9 @@ class GameState:
         zeros = (0,) * n
         h = self._h
         s = self._copy()
-        s._h = _Hand(h.rules, hand_no, dealer, direction, tuple(idx), (None,) * n, zeros, h.totals, h.history,
-                     None, h.winners)
-        s._k = _Tricks(-1, 0, zeros, zeros, zeros, None)
+        s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(idx), (None,) * n, zeros, h.totals,
+                                  h.history, None, h.winners))
+        s._k = _new_tuple(_Tricks, (-1, 0, zeros, zeros, zeros, None))
         s._hands = _pack(hands)
         s.trick = ()
         s.hearts_broken = False
@@ -358,7 +367,7 @@ class GameState:
             leader = next(s for s in range(t.players) if self._hands >> 52 * s & bit)
         self.phase = PLAY
         k = self._k
-        self._k = _Tricks(leader, 0, k.taken, k.points, k.tricks_won, None)
+        self._k = _new_tuple(_Tricks, (leader, 0, k.taken, k.points, k.tricks_won, None))
         self.to_move = leader
         self._legal = -1
 
@@ -367,7 +376,8 @@ class GameState:
             if self.phase == PLAY and self.pass_direction == "hold":
                 raise IllegalMove(Reason.NO_PASS_THIS_HAND)
             raise self._wrong_phase(PASS)
-        self._check_seat(seat)
+        if seat.__class__ is not int or not 0 <= seat < self.t.players:
+            raise IllegalMove(Reason.BAD_SEAT, seat=seat)
         if self._h.passes[seat] is not None:
             raise IllegalMove(Reason.ALREADY_PASSED, seat=seat)
         t = self.t
@@ -390,8 +400,8 @@ class GameState:
         passes = list(self.passes)
         passes[seat] = tuple(chosen)
         h = self._h
-        s._h = _Hand(h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, tuple(passes), h.received, h.totals,
-                     h.history, h.shooter, h.winners)
+        s._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, tuple(passes),
+                                  h.received, h.totals, h.history, h.shooter, h.winners))
         s._hands = self._hands & ~(mask << 52 * seat)
         if out is not None:
             out.append(ev.CardsPassed(seat))
@@ -415,8 +425,8 @@ class GameState:
             else:
                 to = (seat + (1 if direction == "left" else n - 1 if direction == "right" else n // 2)) % n
                 received[to] = sum(map(BIT.__getitem__, chosen))
-        self._h = _Hand(h.rules, h.hand_no, h.dealer, direction, h.deck, h.passes, tuple(received), h.totals,
-                        h.history, h.shooter, h.winners)
+        self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, direction, h.deck, h.passes, tuple(received),
+                                     h.totals, h.history, h.shooter, h.winners))
         self._hands |= _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
