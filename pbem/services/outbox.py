@@ -22,6 +22,11 @@ A sender that dies between 1 and 3 leaves the row pending with its lease: once
 the lease expires the row is due again and the sweep re-queues it.  The lease is
 much longer than a delivery can take (``RELAY_TIMEOUT_S`` per socket operation),
 so a live sender is never overtaken.
+
+Delivery is at least once, not exactly once: a sender that dies after the relay
+took the mail but before step 3 committed leaves a claimed row, which is sent
+again after the lease.  No protocol can close that gap with an SMTP relay; the
+window is one database commit wide.
 """
 
 from __future__ import annotations
