@@ -69,9 +69,10 @@ class _Tricks(NamedTuple):
 
     leader: int  # seat that led (or leads) the trick on the table
     tricks_played: int  # finished tricks this hand
-    taken: tuple[int, ...]  # masks by seat
-    points: tuple[int, ...]  # penalty points taken by seat this hand (before any moon)
-    tricks_won: tuple[int, ...]
+    # Packed by seat, like the hands, so that finishing a trick is a few integer operations:
+    taken: int  # the masks of the cards each seat took, seat s at bit 52*s
+    points: int  # penalty points each seat took this hand (before any moon), seat s at bit 32*s
+    tricks_won: int  # tricks each seat won, seat s at bit 8*s
     last_trick: tuple[int, tuple[int, ...], int, int] | None  # (leader, card indices, winner, points)
 
 
@@ -104,7 +105,7 @@ class GameState:
         s.hearts_broken = False
         s._legal = -1
         s._h = _Hand(rules, 0, n - 1, "hold", (), (None,) * n, zeros, zeros, (), None, ())
-        s._k = _Tricks(-1, 0, zeros, zeros, zeros, None)
+        s._k = _Tricks(-1, 0, 0, 0, 0, None)
         return s
 
     def _copy(self) -> "GameState":
@@ -135,9 +136,22 @@ class GameState:
     winners = property(lambda self: self._h.winners)
     leader = property(lambda self: self._k.leader)
     tricks_played = property(lambda self: self._k.tricks_played)
-    taken = property(lambda self: self._k.taken)
-    points = property(lambda self: self._k.points)
-    tricks_won = property(lambda self: self._k.tricks_won)
+    @property
+    def taken(self) -> tuple[int, ...]:
+        """The mask of the cards each seat has taken this hand."""
+        packed = self._k.taken
+        return tuple(packed >> 52 * seat & FULL_DECK for seat in range(self.t.players))
+
+    @property
+    def points(self) -> tuple[int, ...]:
+        """Penalty points each seat has taken this hand (before any moon)."""
+        packed = self._k.points
+        return tuple(packed >> 32 * seat & 0xFFFFFFFF for seat in range(self.t.players))
+
+    @property
+    def tricks_won(self) -> tuple[int, ...]:
+        packed = self._k.tricks_won
+        return tuple(packed >> 8 * seat & 0xFF for seat in range(self.t.players))
     last_trick = property(lambda self: self._k.last_trick)
 
     # -- queries --------------------------------------------------------------------------------
@@ -344,7 +358,7 @@ class GameState:
         s = self._copy()
         s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(idx), (None,) * n, zeros, h.totals,
                                   h.history, None, h.winners))
-        s._k = _new_tuple(_Tricks, (-1, 0, zeros, zeros, zeros, None))
+        s._k = _new_tuple(_Tricks, (-1, 0, 0, 0, 0, None))
         s._hands = _pack(hands)
         s.trick = ()
         s.hearts_broken = False
@@ -464,18 +478,22 @@ class GameState:
 
     def play(self, card: str, _events: list | None = None) -> "GameState":
         """The seat to move plays ``card``. (``apply`` passes ``_events`` to collect what happened.)"""
-        # The hot path of every playout: kept flat on purpose.
-        if self.phase != PLAY:
-            raise self._wrong_phase(PLAY)
-        i = CARD_INDEX.get(card)
-        if i is None:
-            raise IllegalMove(Reason.UNKNOWN_CARD, text=str(card), legal=list(self.legal_cards()))
+        # The hot path of every playout: kept flat on purpose. Outside the play phase the legal set
+        # is empty, so the phase is checked only on the way to a refusal.
+        try:
+            i = CARD_INDEX[card]
+        except (KeyError, TypeError):
+            if self.phase != PLAY:
+                raise self._wrong_phase(PLAY) from None
+            raise IllegalMove(Reason.UNKNOWN_CARD, text=str(card), legal=list(self.legal_cards())) from None
         out = _events
         bit = BIT[i]
         legal = self._legal
         if legal < 0:
             legal = self.legal_mask()
         if not legal & bit:
+            if self.phase != PLAY:
+                raise self._wrong_phase(PLAY)
             raise self._refusal(i, legal)
         t = self.t
         seat = self.to_move
@@ -509,17 +527,9 @@ class GameState:
         best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
         leader = k.leader
         winner = (leader + trick.index(best)) % n
-        taken = list(k.taken)
-        taken[winner] |= tmask
-        won = list(k.tricks_won)
-        won[winner] += 1
-        pts = k.points
-        if points:
-            pts = list(pts)
-            pts[winner] += points
-            pts = tuple(pts)
         played = k.tricks_played + 1
-        s._k = _new_tuple(_Tricks, (winner, played, tuple(taken), pts, tuple(won), (leader, trick, winner, points)))
+        s._k = _new_tuple(_Tricks, (winner, played, k.taken | tmask << 52 * winner, k.points + (points << 32 * winner),
+                                    k.tricks_won + (1 << 8 * winner), (leader, trick, winner, points)))
         s.trick = ()
         s.to_move = winner
         if out is not None:
@@ -715,9 +725,9 @@ class GameState:
         s._k = _Tricks(
             leader=d["leader"],
             tricks_played=d["tricks_played"],
-            taken=tuple(mask(m) for m in d["taken"]),
-            points=tuple(d["points"]),
-            tricks_won=tuple(d["tricks_won"]),
+            taken=_pack([mask(m) for m in d["taken"]]),
+            points=sum(p << 32 * seat for seat, p in enumerate(d["points"])),
+            tricks_won=sum(w << 8 * seat for seat, w in enumerate(d["tricks_won"])),
             last_trick=None if lt is None else (
                 lt["leader"], tuple(CARD_INDEX[c] for c in lt["cards"]), lt["winner"], lt["points"]),
         )
