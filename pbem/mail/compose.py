@@ -22,6 +22,11 @@ What every message carries:
 - for bots and filters: ``X-Hearts-Kind``, ``X-Hearts-Game``, ``X-Hearts-Seat``,
   ``X-Hearts-Phase``, ``X-Hearts-Hand`` (canonical cards, space separated),
   ``X-Hearts-Decision`` and ``X-Hearts-Legal`` when it is the recipient's turn.
+
+News mails (a context with ``unsubscribe``) also carry ``List-Unsubscribe`` (the https link
+first, then the mailto) and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058).
+A context with inline images (the game summary's chart) wraps the HTML part and the images in
+``multipart/related``; the images are base64 parts named by their ``Content-ID``.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from datetime import datetime, timezone
 from email.utils import format_datetime
 from pathlib import Path
 
-from .context import MailContext, YourTurn
+from .context import InlineImage, MailContext, YourTurn
 from .render import MailRenderer, RenderedMail
 
 __all__ = ["ComposedMail", "MailComposer", "bench", "canonical_cards"]
@@ -298,6 +303,13 @@ class MailComposer:
                 lines.append(f"X-Hearts-Decision: {context.detail.decision}")
             if game.legal and game.my_turn:
                 lines.append(f"X-Hearts-Legal: {canonical_cards(game.legal)}")
+        unsubscribe = context.unsubscribe
+        if unsubscribe is not None:
+            targets = [f"<{_check_header_value(unsubscribe.url)}>"]
+            if unsubscribe.mailto:
+                targets.append(f"<{_check_header_value(unsubscribe.mailto)}>")
+            lines.append("List-Unsubscribe: " + ("," + CRLF + " ").join(targets))
+            lines.append("List-Unsubscribe-Post: List-Unsubscribe=One-Click")
         for name, value in (headers or {}).items():
             if not _HEADER_NAME.match(name):
                 raise ValueError(f"bad header name {name!r}")
@@ -316,22 +328,29 @@ class MailComposer:
             "",
         ]
         head = CRLF.join(lines).encode("ascii")
-        html_head = CRLF.join(
-            [
+        images = context.inline_images
+        related = f"=_hearts_rel_{secrets.token_hex(12)}" if images else ""
+        html_lines = ["", f"--{boundary}"]
+        if related:
+            html_lines += [
+                'Content-Type: multipart/related; type="text/html";',
+                f' boundary="{related}"',
                 "",
-                f"--{boundary}",
-                'Content-Type: text/html; charset="utf-8"',
-                "Content-Transfer-Encoding: quoted-printable",
-                "",
-                "",
+                f"--{related}",
             ]
-        ).encode("ascii")
+        html_lines += [
+            'Content-Type: text/html; charset="utf-8"',
+            "Content-Transfer-Encoding: quoted-printable",
+            "",
+            "",
+        ]
+        html_head = CRLF.join(html_lines).encode("ascii")
         tail = f"{CRLF}--{boundary}--{CRLF}".encode("ascii")
         # The CRLF before a boundary belongs to the boundary (RFC 2046), so each part's
         # own final line break is kept and one more separates it from the boundary.
         text_qp = _qp(rendered.text)
         html_qp = _qp(rendered.html)
-        raw = b"".join((head, text_qp, html_head, html_qp, tail))
+        raw = b"".join((head, text_qp, html_head, html_qp, _image_parts(images, related), tail))
         return ComposedMail(
             message_id=message_id,
             raw=raw,
@@ -339,6 +358,29 @@ class MailComposer:
             subject=rendered.subject,
             kind=context.kind,
         )
+
+
+def _image_parts(images: Sequence[InlineImage], boundary: str) -> bytes:
+    """The inline images of a ``multipart/related`` part, then its closing boundary."""
+    if not images:
+        return b""
+    out = []
+    for image in images:
+        name = _check_header_value(image.filename)
+        if not re.fullmatch(r"[\w.-]+", name):
+            raise ValueError(f"image file name must be a plain token: {name!r}")
+        out.append(CRLF.join([
+            "",
+            f"--{boundary}",
+            f"Content-Type: {_check_header_value(image.mime_type)}",
+            "Content-Transfer-Encoding: base64",
+            f"Content-ID: <{_check_header_value(image.cid)}>",
+            f'Content-Disposition: inline; filename="{name}"',
+            "",
+            base64.encodebytes(image.data).decode("ascii").replace("\n", CRLF),
+        ]))
+    out.append(f"{CRLF}--{boundary}--")
+    return "".join(out).encode("ascii")
 
 
 def _compose_with_email_message(

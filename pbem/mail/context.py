@@ -22,28 +22,37 @@ from typing import ClassVar, Literal
 __all__ = [
     "BounceNotice",
     "CardPlayed",
+    "Digest",
+    "DigestGame",
     "FinishedTrick",
     "GameContext",
     "GameListing",
     "GameStarted",
+    "GameStats",
     "GameSummary",
     "Games",
     "HandResult",
     "HandSummary",
     "Help",
+    "HistoryHand",
+    "InlineImage",
     "Invitation",
     "InvitationAccepted",
     "MailContext",
     "MailDetail",
     "Moon",
+    "MoveHistory",
     "MoveRejected",
+    "NotifyChanged",
     "Play",
+    "PlayAhead",
     "Recipient",
     "RequestRejected",
     "Rules",
     "Status",
     "TalkLine",
     "TrickDone",
+    "Unsubscribe",
     "Welcome",
     "YourTurn",
     "KINDS",
@@ -152,6 +161,10 @@ class GameContext:
     preset: str = "standard"
     table_talk: tuple[TalkLine, ...] = ()
     deadline: datetime | None = None  # aware UTC datetime (issue 4)
+    #: Playing ahead (issue 4): the recipient's queued cards, in order, and whether a computer
+    #: player plays for them for the rest of this hand.
+    queued: tuple[str, ...] = ()
+    autopilot: bool = False
 
     @property
     def players(self) -> int:
@@ -187,6 +200,8 @@ class YourTurn:
     moon_total: int = 26
     #: Cards the recipient played automatically since their last mail (a single legal card).
     autoplayed: tuple[str, ...] = ()
+    #: Cards played for the recipient as they asked (their queue or the autopilot), in order.
+    played_ahead: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,13 +229,43 @@ class HandSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class InlineImage:
+    """A picture shown inside the HTML part (``<img src="cid:…">``), sent with the mail."""
+
+    cid: str  # the Content-ID without angle brackets
+    data: bytes
+    filename: str = "image.png"
+    mime_type: str = "image/png"
+    width: int = 0
+    height: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GameStats:
+    """Counted from the move log, by seat: moons shot, times the queen of spades was taken,
+    hearts taken (cards, not points)."""
+
+    moons: tuple[int, ...]
+    queen: tuple[int, ...]
+    hearts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class GameSummary:
-    """The game is over: winners, final totals, totals after every hand (``game.history``)."""
+    """The game is over: winners, final totals, totals after every hand (``game.history``).
+
+    ``chart`` is the totals chart drawn in ``colours`` (one ``#rrggbb`` per seat, for the
+    legend); ``replay_url`` the signed link to every trick of the game.
+    """
 
     KIND: ClassVar[str] = "game_summary"
     winners: tuple[int, ...]
     totals: tuple[int, ...]
     resigned: tuple[int, ...] = ()
+    chart: InlineImage | None = None
+    colours: tuple[str, ...] = ()
+    stats: GameStats | None = None
+    replay_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +403,92 @@ class Welcome:
     KIND: ClassVar[str] = "welcome"
 
 
+@dataclass(frozen=True, slots=True)
+class PlayAhead:
+    """Playing ahead changed (``queue …``, ``queue clear``, ``autopilot``, ``autopilot off``).
+
+    The game context shows what is queued now (``game.queued``, ``game.autopilot``);
+    ``dropped`` are queued cards the player does not hold (left out).
+    """
+
+    KIND: ClassVar[str] = "play_ahead"
+    change: Literal["queued", "cleared", "autopilot_on", "autopilot_off"]
+    dropped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyChanged:
+    """This game's (or, ``everywhere``, every game's) notification choice is now ``level``.
+
+    ``via`` says how: by a ``notify`` mail, or the one-click unsubscribe link (``web``).
+    """
+
+    KIND: ClassVar[str] = "notify_changed"
+    level: Literal["every_card", "turn_and_trick", "digest", "turn_only"]
+    everywhere: bool = False
+    via: Literal["mail", "web"] = "mail"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryHand:
+    """One hand of a ``history`` mail, as the recipient's seat may see it."""
+
+    number: int
+    pass_direction: PassDirection
+    passed: tuple[str, ...] = ()  # the recipient's own pass
+    tricks: tuple[FinishedTrick, ...] = ()
+    on_table: tuple[Play, ...] = ()  # the trick being played
+    result: HandResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveHistory:
+    """Every move of the game the recipient may see (``history`` command)."""
+
+    KIND: ClassVar[str] = "history"
+    hands: tuple[HistoryHand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DigestGame:
+    """One game in a daily digest: what happened since the last digest, and where it stands."""
+
+    game_id: int
+    title: str
+    names: tuple[str, ...]
+    seat: int
+    hand_number: int
+    totals: tuple[int, ...]
+    cards_played: int = 0  # since the last digest
+    hands: tuple[HandResult, ...] = ()  # hands scored since the last digest
+    waiting_for: tuple[int, ...] = ()  # seats the game waits for now
+    over: bool = False
+    winners: tuple[int, ...] = ()
+    table_talk: tuple[TalkLine, ...] = ()
+    game_url: str = ""
+
+    @property
+    def my_turn(self) -> bool:
+        return self.seat in self.waiting_for
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """The daily mail of a player who chose ``notify digest``: their games since ``since``."""
+
+    KIND: ClassVar[str] = "digest"
+    since: datetime
+    games: tuple[DigestGame, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe:
+    """Where a news mail's ``List-Unsubscribe`` points (RFC 2369 and RFC 8058 one-click)."""
+
+    url: str  # https: a POST here switches the notifications to the minimum
+    mailto: str = ""  # mailto:…?subject=…&body=…
+
+
 MailDetail = (
     YourTurn
     | TrickDone
@@ -375,6 +506,10 @@ MailDetail = (
     | GameStarted
     | BounceNotice
     | Welcome
+    | PlayAhead
+    | NotifyChanged
+    | MoveHistory
+    | Digest
 )
 
 #: Every kind of mail, by template name.
@@ -398,6 +533,10 @@ KINDS: Mapping[str, type] = MappingProxyType(
             GameStarted,
             BounceNotice,
             Welcome,
+            PlayAhead,
+            NotifyChanged,
+            MoveHistory,
+            Digest,
         )
     }
 )
@@ -405,7 +544,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
 #: Kinds that need a `GameContext`.
 GAME_KINDS = frozenset(
     {"your_turn", "trick_done", "card_played", "hand_summary", "game_summary", "status",
-     "game_started"}
+     "game_started", "play_ahead", "history"}
 )
 
 
@@ -416,6 +555,8 @@ class MailContext:
     recipient: Recipient
     detail: MailDetail
     game: GameContext | None = None
+    #: For news mails (issue 4): the ``List-Unsubscribe`` targets.
+    unsubscribe: Unsubscribe | None = None
 
     def __post_init__(self) -> None:
         kind = type(self.detail).KIND
@@ -436,6 +577,12 @@ class MailContext:
         if self.game is not None:
             return self.game.game_id
         return getattr(self.detail, "game_id", None)
+
+    @property
+    def inline_images(self) -> tuple[InlineImage, ...]:
+        """Pictures the HTML part shows by ``cid:`` (the game summary's chart)."""
+        chart = getattr(self.detail, "chart", None)
+        return (chart,) if isinstance(chart, InlineImage) else ()
 
     @property
     def reply_address(self) -> str | None:

@@ -8,32 +8,43 @@ so a test can render them all in every language.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
+from .chart import PALETTE, hex_colour, score_chart_png
 from .context import (
     BounceNotice,
     CardPlayed,
+    Digest,
+    DigestGame,
     FinishedTrick,
     GameContext,
     GameListing,
     GameStarted,
+    GameStats,
     GameSummary,
     Games,
     HandResult,
     HandSummary,
     Help,
+    HistoryHand,
+    InlineImage,
     Invitation,
     InvitationAccepted,
     MailContext,
     Moon,
+    MoveHistory,
     MoveRejected,
+    NotifyChanged,
     Play,
+    PlayAhead,
     Recipient,
     RequestRejected,
     Rules,
     Status,
     TalkLine,
     TrickDone,
+    Unsubscribe,
     Welcome,
     YourTurn,
 )
@@ -107,6 +118,10 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "NO_COMMAND": {},
     "TWO_CARDS": {"cards": ["QS", "TH"]},
     "UNKNOWN_WORD": {"word": "xyzzy"},
+    "QUEUE_EMPTY": {},
+    "QUEUE_NOT_HELD": {"cards": ["QS", "AH"]},
+    "NOTIFY_CHOICE": {},
+    "AUTOPILOT_NOT_NOW": {},
 }
 
 
@@ -170,8 +185,15 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             ctx(YourTurn("pass"), passing),
             ctx(YourTurn("moon", moon_total=26), moon),
             ctx(YourTurn("play", autoplayed=("3C",))),
+            ctx(YourTurn("play", played_ahead=("9C", "2H")), sample_game(queued=("TH", "AS"))),
         ],
-        "trick_done": [ctx(TrickDone(), waiting)],
+        "trick_done": [
+            ctx(TrickDone(), waiting),
+            MailContext(recipient=me, detail=TrickDone(), game=sample_game(to_move=2, legal=(), autopilot=True,
+                                                                            queued=("KS",)),
+                        unsubscribe=Unsubscribe("https://hearts.example.org/unsubscribe/abc",
+                                                "mailto:hearts+42.1.17.abc@hearts.example.org?subject=unsubscribe")),
+        ],
         "card_played": [ctx(CardPlayed(seat=1, card="AS"), waiting)],
         "hand_summary": [
             ctx(HandSummary(HISTORY[0]), waiting),
@@ -182,6 +204,16 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         "game_summary": [
             ctx(GameSummary(winners=(0,), totals=over.totals), over),
             ctx(GameSummary(winners=(1, 3), totals=(30, 30, 101, 30)), over),
+            ctx(GameSummary(
+                winners=(0,), totals=over.totals,
+                chart=InlineImage("scores.42.sample@hearts.example.org",
+                                  score_chart_png([list(r.totals[k] for r in over.history) for k in range(4)],
+                                                  target=100, width=280, height=140),
+                                  "scores.png", width=280, height=140),
+                colours=tuple(hex_colour(c) for c in PALETTE[:4]),
+                stats=GameStats(moons=(1, 0, 0, 0), queen=(0, 2, 1, 0), hearts=(4, 21, 14, 0)),
+                replay_url="https://hearts.example.org/game/abc/replay",
+            ), over),
         ],
         "move_rejected": [
             ctx(MoveRejected(code, details, attempted=str(details.get("card", ""))))
@@ -238,4 +270,46 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 42, "Dana", "dana@example.ro", "550 5.1.1 <dana@example.ro>: user unknown")),
         ],
         "welcome": [MailContext(recipient=me, detail=Welcome())],
+        "play_ahead": [
+            ctx(PlayAhead("queued", dropped=("2C",)), sample_game(queued=("AS", "4S", "TH"), to_move=2, legal=())),
+            ctx(PlayAhead("cleared"), waiting),
+            ctx(PlayAhead("autopilot_on"), sample_game(autopilot=True, to_move=2, legal=())),
+            ctx(PlayAhead("autopilot_on"), replace(passing, autopilot=True)),
+            ctx(PlayAhead("autopilot_on"), sample_game(hand_number=4, phase="pass", autopilot=False)),
+            ctx(PlayAhead("autopilot_off"), waiting),
+        ],
+        "notify_changed": [
+            ctx(NotifyChanged("digest")),
+            ctx(NotifyChanged("every_card", everywhere=True)),
+            ctx(NotifyChanged("turn_and_trick")),
+            ctx(NotifyChanged("turn_only", via="web")),
+            ctx(NotifyChanged("turn_only", everywhere=True, via="web"), None),
+        ],
+        "history": [
+            ctx(MoveHistory((
+                HistoryHand(1, "left", passed=("QS", "AH", "KH"), tricks=(
+                    FinishedTrick(1, (Play(0, "2C"), Play(1, "9C"), Play(2, "KC"), Play(3, "3C")), 2, 0),
+                    FinishedTrick(2, (Play(2, "5D"), Play(3, "KD"), Play(0, "9D"), Play(1, "AD")), 1, 0),
+                ), result=HISTORY[0]),
+                HistoryHand(2, "right", passed=("2D", "3D", "4D"), result=HISTORY[1]),
+                HistoryHand(3, "across", passed=("QH", "KH", "AH"),
+                            tricks=(FinishedTrick(1, (Play(0, "2C"), Play(1, "9C"), Play(2, "KC"), Play(3, "3C")),
+                                                  2, 0),),
+                            on_table=(Play(3, "8S"), Play(0, "QS"))),
+            ))),
+            ctx(MoveHistory(()), passing),
+        ],
+        "digest": [
+            MailContext(recipient=me, detail=Digest(
+                since=datetime(2024, 5, 16, 18, 0, tzinfo=timezone.utc),
+                games=(
+                    DigestGame(42, "Friday table", NAMES, 1, 3, (4, 39, 35, 26), cards_played=17,
+                               hands=HISTORY[1:], waiting_for=(1,), game_url=game.game_url,
+                               table_talk=(TalkLine(2, "Bună!"),)),
+                    DigestGame(43, "", NAMES, 1, 1, (0, 2, 0, 0), cards_played=1, waiting_for=(3,)),
+                    DigestGame(44, "Old one", NAMES, 1, 9, (101, 30, 77, 44), over=True, winners=(1,),
+                               hands=(HandResult(9, (26, 0, 0, 0), (101, 30, 77, 44)),)),
+                ),
+            )),
+        ],
     }

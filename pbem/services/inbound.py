@@ -293,6 +293,9 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
                        {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
 
+    from .talk import record_talk
+
+    record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (issue 4 §7)
     state = current_state(game)
     expected = _expected(state, seat.seat)
     command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
@@ -361,7 +364,9 @@ def _move(request: SeatRequest) -> Outcome:
 
 
 #: Modules that register more seat commands (issue 4: absences, playing ahead, talk, the creator's).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "pbem.services.playahead", "pbem.services.talk", "pbem.services.digest", "pbem.services.summaries",
+)
 
 
 def _load_command_modules() -> None:

@@ -1,27 +1,54 @@
-"""Who is told what after a turn.
+"""Who is told what after a turn, by each player's notification choice (issue 4 §6).
 
-For each seat with a person in it, in this order:
+A seat's *level* is this game's choice (``seats.notify``), else the player's (``players.prefs
+["notify"]``), else ``turn_and_trick``:
 
-1. ``hand_summary`` for every hand scored in the turn, and ``game_summary`` when the game ended;
+==================  =========================================================================
+``every_card``      a mail for every card played (the last one of the turn), the hand summaries
+``turn_and_trick``  (default) the turn mails, a mail per finished trick, the hand summaries
+``digest``          the turn mails at once; everything else in one daily mail (``digest.py``)
+``turn_only``       the turn mails only (what one-click unsubscribe switches to)
+==================  =========================================================================
+
+Whatever the level, a seat that must decide something new always gets its ``your_turn`` mail at
+once (a digest must never leave a player unaware that they must act), and every seat gets the
+``game_summary`` when the game ends. For each seat with a person in it, in this order:
+
+1. ``hand_summary`` for every hand scored in the turn (``every_card``, ``turn_and_trick``), and
+   ``game_summary`` when the game ended;
 2. then at most one more mail about the table:
    - ``your_turn`` when the seat must decide something new: it was not waiting for that seat before
      the turn, or the seat decided in the turn (a new decision follows), or a new hand was dealt;
-   - otherwise ``card_played`` (players who chose "every card") when a card was played, or
-     ``trick_done`` (the default) when a trick was completed and no hand summary already told it.
+   - otherwise ``card_played`` (``every_card``) when a card was played, or ``trick_done``
+     (``turn_and_trick``) when a trick was completed and no hand summary already told it.
 
-A seat that is only waiting gets no mail for a card played by someone else unless it asked for every
-card. One mail per seat and turn keeps the heavy case (every card) at one mail per player per move.
+One mail per seat and turn keeps the heavy case (every card) at one mail per player per move.
+News mails (``trick_done``, ``card_played``, ``hand_summary``) carry ``List-Unsubscribe``; the
+last mail a seat gets in a turn carries the table talk it has not seen yet.
 """
 
 from __future__ import annotations
 
-from pbem.db.models import Notify, OutboundMessage, Seat, SeatStatus
-from pbem.engine import MOON, OVER, PASS, PLAY, CardPlayed, GameOver, HandScored, TrickWon
+import dataclasses
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from pbem.db.models import Game, Notify, OutboundMessage, Seat, SeatStatus
+from pbem.engine import MOON, OVER, PASS, PLAY, CardPlayed, GameOver, GameState, HandScored, TrickWon
 from pbem.mail import context as mc
 
 from .app import Services
-from .mailing import game_context, hand_results, queue_mail, recipient_for
+from .mailing import game_context, hand_results, queue_mail, recipient_for, reply_address
 from .turns import Turn
+
+#: The levels, from the most mail to the least.
+LEVELS: tuple[str, ...] = ("every_card", "turn_and_trick", "digest", "turn_only")
+DEFAULT_LEVEL = Notify.TURN_AND_TRICK.value
+#: What the one-click unsubscribe switches to: the mails a seat cannot play without.
+MINIMUM_LEVEL = "turn_only"
+#: Mails that only tell news (a player can do without them): they carry List-Unsubscribe.
+NEWS_KINDS = frozenset({"trick_done", "card_played", "hand_summary"})
 
 
 def has_person(seat: Seat) -> bool:
@@ -32,7 +59,44 @@ def decision_kind(phase: str) -> str:
     return {PASS: "pass", PLAY: "play", MOON: "moon"}[phase]
 
 
-def notify_turn(session, svc: Services, turn: Turn) -> list[OutboundMessage]:
+def player_level(prefs: dict[str, Any]) -> str:
+    level = prefs.get("notify")
+    return level if level in LEVELS else DEFAULT_LEVEL
+
+
+def notify_level(seat: Seat) -> str:
+    """This game's choice for ``seat``, else its player's, else the default."""
+    if seat.notify in LEVELS:
+        return str(seat.notify)
+    return player_level(seat.player.effective_prefs() if seat.player is not None else {})
+
+
+def seat_context(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
+                 *, talk: bool = True) -> mc.GameContext:
+    """``game_context`` plus what issue 4 adds for this seat: its queue, its autopilot and, when
+    ``talk``, the table talk it has not been told (which is then marked as told)."""
+    from .playahead import ahead_view
+    from .talk import take_unseen
+
+    queued, autopilot = ahead_view(seat, state)
+    ctx = game_context(svc, game, seats, state, seat.seat)
+    lines = take_unseen(session, game.id, seat) if talk else ()
+    return dataclasses.replace(ctx, queued=queued, autopilot=autopilot, table_talk=lines)
+
+
+def unsubscribe_for(svc: Services, game: Game, seat: Seat) -> mc.Unsubscribe | None:
+    """The ``List-Unsubscribe`` targets of a news mail to ``seat``: the signed one-click link,
+    and a mail to the seat's own reply address saying ``notify turn only``."""
+    from pbem.web.unsubscribe import unsubscribe_link
+
+    if seat.player is None:
+        return None
+    url = unsubscribe_link(svc.settings, game_id=game.id, seat=seat.seat, player_id=seat.player.id)
+    mailto = f"mailto:{reply_address(svc, game, seat)}?subject=unsubscribe&body=notify%20turn%20only"
+    return mc.Unsubscribe(url=url, mailto=mailto)
+
+
+def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMessage]:
     """Write the outbox rows that tell every person at the table what this turn did."""
     state = turn.state
     before = set(turn.before.seats_to_act())
@@ -43,33 +107,55 @@ def notify_turn(session, svc: Services, turn: Turn) -> list[OutboundMessage]:
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
     rows: list[OutboundMessage] = []
     results = hand_results(state)
+    summary = None
+    if over is not None:
+        from .summaries import game_summary
+
+        summary = game_summary(session, svc, turn.game, state, over)
     for seat_row in turn.seats:
         if not has_person(seat_row):
             continue
         seat = seat_row.seat
-        player = seat_row.player
-        recipient = recipient_for(player, svc)
-        game_ctx = game_context(svc, turn.game, turn.seats, state, seat)
-
-        def send(detail: object) -> None:
-            row = queue_mail(session, svc, mc.MailContext(recipient=recipient, detail=detail, game=game_ctx),
-                             player=player, game=turn.game, now=turn.now, inbound_id=turn.inbound_id)
-            if row is not None:
-                rows.append(row)
-
-        for event in scored:
-            send(mc.HandSummary(results[event.hand_no - 1]))
-        if over is not None:
-            send(mc.GameSummary(winners=tuple(over.winners), totals=tuple(over.totals)))
-        if state.phase == OVER:
+        level = notify_level(seat_row)
+        details: list[Any] = []
+        if level in ("every_card", "turn_and_trick"):
+            details += [mc.HandSummary(results[event.hand_no - 1]) for event in scored]
+        if summary is not None:
+            details.append(summary.for_seat(svc, turn.game, seat))
+        if state.phase != OVER:
+            if seat in after and (seat not in before or seat in turn.movers or turn.dealt):
+                moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
+                details.append(mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total,
+                                           autoplayed=tuple(turn.autoplayed.get(seat, ())),
+                                           played_ahead=tuple(turn.played_ahead.get(seat, ()))))
+            elif plays and level == "every_card" and not scored:
+                details.append(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card))
+            elif tricks and not scored and level == "turn_and_trick":
+                details.append(mc.TrickDone())
+        if not details:
             continue
-        prefs = player.effective_prefs()
-        if seat in after and (seat not in before or seat in turn.movers or turn.dealt):
-            moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
-            send(mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total,
-                             autoplayed=tuple(turn.autoplayed.get(seat, ()))))
-        elif plays and prefs.get("notify") == Notify.EVERY_CARD and not scored:
-            send(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card))
-        elif tricks and not scored and prefs.get("notify") in (Notify.TURN_AND_TRICK, Notify.EVERY_CARD):
-            send(mc.TrickDone())
+        rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
+                             inbound_id=turn.inbound_id, now=turn.now)
     return rows
+
+
+def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
+                 details: list[Any], *, inbound_id: int | None, now: Any) -> list[OutboundMessage]:
+    """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk."""
+    plain = seat_context(session, svc, game, seats, state, seat, talk=False)
+    talking = dataclasses.replace(plain, table_talk=_unseen(session, game, seat))
+    recipient = recipient_for(seat.player, svc)
+    rows = []
+    for k, detail in enumerate(details):
+        ctx = mc.MailContext(recipient=recipient, detail=detail, game=talking if k == len(details) - 1 else plain,
+                             unsubscribe=unsubscribe_for(svc, game, seat) if detail.KIND in NEWS_KINDS else None)
+        row = queue_mail(session, svc, ctx, player=seat.player, game=game, now=now, inbound_id=inbound_id)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def _unseen(session: Session, game: Game, seat: Seat) -> tuple[mc.TalkLine, ...]:
+    from .talk import take_unseen
+
+    return take_unseen(session, game.id, seat)

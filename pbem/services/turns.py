@@ -60,6 +60,8 @@ class Turn:
     autoplayed: dict[int, list[str]] = field(default_factory=dict)
     #: Whether a new hand was dealt in this turn (every decision after it is a new one).
     dealt: bool = False
+    #: Cards played for people as they asked (their queue, or the autopilot), by seat (issue 4 §5).
+    played_ahead: dict[int, list[str]] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -164,8 +166,16 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
         card = None
         if not state.unplayed_can_change_score():
             card = state.legal_cards()[0]  # the rest of the hand cannot change any score
-        elif autoplay_single.get(seat, True):
-            card = state.only_legal_card()
+        else:
+            from .playahead import card_ahead  # the player's queue or autopilot (issue 4 §5)
+
+            ahead = card_ahead(session, turn, seat, default_bot)
+            if ahead is not None:
+                apply_move(session, turn, PlayCard(seat, ahead))
+                turn.played_ahead.setdefault(seat, []).append(ahead)
+                continue
+            if autoplay_single.get(seat, True):
+                card = state.only_legal_card()
         if card is None:
             return
         apply_move(session, turn, PlayCard(seat, card))

@@ -60,11 +60,13 @@ def create_app(
     install_i18n(app, WebTranslations(settings.default_language))
     cards.install_filters(app)
 
-    from . import devmail, game, health, inbound
+    from . import devmail, game, health, inbound, replay, unsubscribe
 
     app.register_blueprint(inbound.blueprint)
     app.register_blueprint(health.blueprint)
     app.register_blueprint(game.blueprint)
+    app.register_blueprint(replay.blueprint)
+    app.register_blueprint(unsubscribe.blueprint)
     app.register_blueprint(devmail.blueprint)
 
     @app.errorhandler(NotFound)

@@ -35,8 +35,14 @@ def _parse(mail: ComposedMail):
 
 
 def _parts(message):
+    """The text and HTML parts; an HTML part with inline images sits in multipart/related."""
     assert message.get_content_type() == "multipart/alternative"
     parts = list(message.iter_parts())
+    if parts[-1].get_content_type() == "multipart/related":
+        related = list(parts[-1].iter_parts())
+        assert related[0].get_content_type() == "text/html"
+        assert all(p.get_content_type().startswith("image/") and p["Content-ID"] for p in related[1:])
+        parts[-1] = related[0]
     assert [p.get_content_type() for p in parts] == ["text/plain", "text/html"]
     return parts
 

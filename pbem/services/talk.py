@@ -1,0 +1,83 @@
+"""Table talk (issue 4 §7): a ``say …`` line in any reply is passed on to the other players.
+
+Every verified mail from a seat's own player is read for ``say`` lines (whatever else it asks:
+a card, a command, or nothing but talk) and each mail's talk is stored as one ``table_talk``
+row. The lines are not mailed at once: they ride along in each other player's *next* mail about
+the game (a turn mail, a trick, a summary, a confirmation, or the daily digest), and
+``seats.talk_seen`` remembers the last row passed on to that seat, so each line reaches each
+player exactly once. Speakers never get their own lines back.
+
+Talk is kept only while a game runs (active or paused) and from seats still held by their
+player; a reply of nothing but talk (:class:`~pbem.mail.reading.commands.Say`) is recorded and
+answered with no mail (the others will read it; the speaker knows what they wrote).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbem.db.models import Game, GameStatus, InboundStatus, Seat, SeatStatus, TableTalk
+from pbem.mail import context as mc
+from pbem.mail.reading import commands as cmd
+from pbem.mail.reading.message import IncomingMail
+from pbem.mail.reading.reply_text import extract_reply
+
+from .inbound import Outcome, SeatRequest, seat_command
+
+#: The longest talk kept from one mail (characters): table talk, not letters.
+MAX_TALK = 1000
+#: The most lines of one mail kept.
+MAX_LINES = 10
+
+
+def talk_of(mail: IncomingMail) -> str | None:
+    """The talk of a reply (its ``say`` lines, joined), trimmed to :data:`MAX_TALK`."""
+    said = cmd.table_talk(extract_reply(mail.text))
+    if not said:
+        return None
+    lines = [" ".join(line.split()) for line in said.split("\n")][:MAX_LINES]
+    text = "\n".join(line for line in lines if line)[:MAX_TALK].strip()
+    return text or None
+
+
+def record_talk(session: Session, game: Game, seat: Seat, mail: IncomingMail, now: datetime) -> TableTalk | None:
+    """Store the talk of a verified seat mail, when the game runs and the seat is its player's."""
+    if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED) or seat.status != SeatStatus.JOINED:
+        return None
+    text = talk_of(mail)
+    if text is None:
+        return None
+    row = TableTalk(game_id=game.id, seat=seat.seat, text=text, created_at=now)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def take_unseen(session: Session, game_id: int, seat: Seat) -> tuple[mc.TalkLine, ...]:
+    """The lines other seats said that ``seat`` has not been told yet, marked as told.
+
+    Call it only for a mail that is actually being written: the lines are then passed on.
+    """
+    rows = session.execute(
+        select(TableTalk.id, TableTalk.seat, TableTalk.text)
+        .where(TableTalk.game_id == game_id, TableTalk.id > seat.talk_seen)
+        .order_by(TableTalk.id)
+    ).all()
+    if not rows:
+        return ()
+    seat.talk_seen = rows[-1].id
+    lines: list[mc.TalkLine] = []
+    for row in rows:
+        if row.seat == seat.seat:
+            continue
+        lines += [mc.TalkLine(seat=row.seat, text=line) for line in row.text.split("\n")]
+    return tuple(lines)
+
+
+@seat_command(cmd.Say, needs_active=True)
+def _say(request: SeatRequest) -> Outcome:
+    """Nothing but talk: it was recorded on arrival (``inbound._seat_mail``); no mail back."""
+    return Outcome(InboundStatus.DONE, "TALK_RECORDED", request.base)

@@ -1,0 +1,137 @@
+"""``GET /game/<token>/replay``: every trick of every hand of a game, from a signed seat link.
+
+The link is the seat's game-page token (``pbem.web.links``): whoever holds it already sees what
+that seat sees, so the replay needs no credential of its own. What it shows depends on whether
+the game is over:
+
+* while the game is on, only what the seat may see (``game_page.visible_history``): every trick
+  played, its own passes, the results;
+* once it is over (finished, or called off), everything: each hand's deal as dealt, every
+  seat's pass, every trick and result, so the players can go over the game together.
+
+The hands as dealt come from replaying the move log through the engine (the log holds each
+deal's whole deck), never from a second record of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, abort, render_template
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from pbem.config import Settings
+from pbem.engine import PassCards, Rules, apply, move_from_dict, seat_view
+from pbem.engine import GameState
+
+from .game_page import HandLog, LoggedMove, visible_history
+from .i18n import use_language
+from .links import game_token, read_game_token
+from .runtime import runtime
+
+__all__ = ["ReplayHand", "ReplayPage", "blueprint", "build_replay", "replay_link"]
+
+blueprint = Blueprint("replay", __name__)
+
+PRIVATE_HEADERS = {
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex, nofollow",
+}
+OVER_STATUSES = ("finished", "aborted")
+
+
+def replay_link(settings: Settings, game_id: int, seat: int) -> str:
+    """The absolute URL of the replay of game ``game_id`` as seat ``seat`` may see it."""
+    return f"{settings.base_url}/game/{game_token(settings.secret_key, game_id, seat)}/replay"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayHand:
+    log: HandLog
+    #: Once the game is over: each seat's cards as dealt, and what each seat passed.
+    dealt: tuple[tuple[str, ...], ...] = ()
+    passes: tuple[tuple[str, ...] | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPage:
+    game_id: int
+    seat: int
+    status: str
+    names: tuple[str, ...]
+    rules: Mapping[str, Any]
+    over: bool
+    hands: tuple[ReplayHand, ...]
+    totals: tuple[int, ...]
+    winners: tuple[int, ...]
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+
+def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[tuple[tuple[tuple[str, ...], ...],
+                                                                                 list[tuple[str, ...] | None]]]:
+    """Per hand: every seat's cards as dealt, and every seat's pass (engine replay of the log)."""
+    state = GameState.new(rules)
+    hands: list[tuple[tuple[tuple[str, ...], ...], list[tuple[str, ...] | None]]] = []
+    for logged in moves:
+        move = move_from_dict(dict(logged.payload))
+        state, _events = apply(state, move)
+        if logged.kind == "deal":
+            dealt = tuple(tuple(state.hand(s)) for s in range(rules.players))
+            hands.append((dealt, [None] * rules.players))
+        elif isinstance(move, PassCards) and hands:
+            hands[-1][1][move.seat] = tuple(move.cards)
+    return hands
+
+
+def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], snapshot: Mapping[str, Any] | None,
+                 rules: Mapping[str, Any], moves: Iterable[LoggedMove]) -> ReplayPage:
+    """The replay page of ``seat`` (pure: no Flask, no database)."""
+    game_rules = Rules.from_dict(dict(rules))
+    moves = list(moves)
+    state = GameState.from_dict(dict(snapshot)) if snapshot is not None else GameState.new(game_rules)
+    over = status in OVER_STATUSES or (snapshot is not None and state.is_over)
+    view = seat_view(state, seat) if snapshot is not None else {"history": []}
+    logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"])
+    extra = _deals_and_passes(game_rules, moves) if over else []
+    hands = tuple(
+        ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1])) if k < len(extra) else ReplayHand(log=log)
+        for k, log in enumerate(logs)
+    )
+    return ReplayPage(game_id=game_id, seat=seat, status=status, names=tuple(names), rules=game_rules.to_dict(),
+                      over=over, hands=hands, totals=tuple(state.totals),
+                      winners=tuple(state.winners or ()) if state.is_over else ())
+
+
+@blueprint.get("/game/<token>/replay")
+def replay_page(token: str) -> tuple[str, int, dict[str, str]]:
+    from pbem.db.models import Game, Move, Seat
+    from pbem.services.mailing import seat_names
+
+    rt = runtime()
+    link = read_game_token(rt.settings.secret_key, token)
+    if link is None:
+        abort(404)
+    with rt.read_session_factory() as session:
+        game = session.scalars(
+            select(Game).where(Game.id == link.game_id).options(selectinload(Game.seats).selectinload(Seat.player))
+        ).one_or_none()
+        if game is None:
+            abort(404)
+        seats = sorted(game.seats, key=lambda s: s.seat)
+        own = next((s for s in seats if s.seat == link.seat), None)
+        if own is None:
+            abort(404)
+        moves = [LoggedMove(kind=kind, seat=mover, payload=payload) for kind, mover, payload in session.execute(
+            select(Move.kind, Move.seat, Move.payload).where(Move.game_id == game.id).order_by(Move.seq))]
+        page = build_replay(game_id=game.id, seat=link.seat, status=str(game.status), names=seat_names(seats),
+                            snapshot=game.snapshot, rules=game.rules, moves=moves)
+        language = own.player.language if own.player is not None else None
+    use_language(language)
+    return render_template("replay.html", page=page), 200, PRIVATE_HEADERS
