@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = [
     "REDIS_VISIBILITY_TIMEOUT_S",
     "SWEEP_INTERVAL_S",
+    "TICK",
+    "TICK_INTERVAL_S",
     "PbemCelery",
     "embedded_broker_file",
     "make_celery",
@@ -62,6 +64,9 @@ __all__ = [
 REDIS_VISIBILITY_TIMEOUT_S = 3600
 SWEEP_INTERVAL_S = 30.0
 """How often beat queues ``pbem.sweep``."""
+TICK = "pbem.tick"
+TICK_INTERVAL_S = 60.0
+"""How often beat queues ``pbem.tick`` (deadlines, reminders, vacations, digests; issue 4)."""
 SQLA_BUSY_TIMEOUT_S = 30
 
 
@@ -122,7 +127,12 @@ def make_celery(settings: Settings) -> PbemCelery:
                 "schedule": SWEEP_INTERVAL_S,
                 # A sweep that waited longer than the interval is superseded by the next.
                 "options": {"expires": SWEEP_INTERVAL_S},
-            }
+            },
+            "pbem-tick": {
+                "task": TICK,
+                "schedule": TICK_INTERVAL_S,
+                "options": {"expires": TICK_INTERVAL_S},
+            },
         },
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )

@@ -26,6 +26,7 @@ from pbem.services.outbox import (
 )
 from workers.queueing import PROCESS_INBOUND, SEND_MAIL, SWEEP, queue_inbound, queue_outbound
 
+from workers.app import TICK
 log = logging.getLogger("pbem.worker")
 
 _DB_RETRY: dict[str, Any] = {
@@ -88,3 +89,20 @@ def sweep(self: Task) -> dict[str, int]:
     if inbound_ids or outbound_ids:
         log.info("sweep re-queued %d inbound, %d outbound", len(inbound_ids), len(outbound_ids))
     return {"inbound": len(inbound_ids), "outbound": len(outbound_ids)}
+
+
+@shared_task(bind=True, name=TICK, **_DB_RETRY)
+def tick(self: Task) -> dict[str, int]:
+    """Time-driven work (issue 4): reminders, deadline policies, vacations that end and the
+    daily digests (``pbem.services.deadlines.tick``, one transaction per game), then ONE
+    ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``TICK_INTERVAL_S``;
+    running it twice does each step once (the seats record what was done)."""
+    from pbem.services.deadlines import tick as run_tick
+
+    outbound_ids = run_tick(self.app.services())
+    if outbound_ids:
+        try:
+            queue_outbound(self.app, outbound_ids)
+        except (KombuError, OSError):  # broker down; the rows are committed and pending
+            log.exception("tick: could not queue outbound %s; the sweep will send them", outbound_ids)
+    return {"outbound": len(outbound_ids)}

@@ -56,6 +56,19 @@ __all__ = [
     "Welcome",
     "YourTurn",
     "KINDS",
+    # issue 4, time in long games
+    "DeadlineExtended",
+    "GameAborted",
+    "GamePaused",
+    "GameResumed",
+    "PlayerAway",
+    "Reminder",
+    "SeatBack",
+    "SeatReplaced",
+    "StandIn",
+    "SubstituteInvitation",
+    "SubstituteWanted",
+    "VacationNoted",
 ]
 
 PassDirection = Literal["left", "right", "across", "hold", "scatter"]
@@ -161,6 +174,8 @@ class GameContext:
     preset: str = "standard"
     table_talk: tuple[TalkLine, ...] = ()
     deadline: datetime | None = None  # aware UTC datetime (issue 4)
+    #: Since when the game waits for the seats in ``waiting_for`` (the earliest of them).
+    waiting_since: datetime | None = None
     #: Playing ahead (issue 4): the recipient's queued cards, in order, and whether a computer
     #: player plays for them for the rest of this hand.
     queued: tuple[str, ...] = ()
@@ -489,6 +504,168 @@ class Unsubscribe:
     mailto: str = ""  # mailto:…?subject=…&body=…
 
 
+# ---------------------------------------------------------------------------------------
+# Time in long games (issue 4): deadlines, absences, substitutes, the creator's commands.
+# Datetimes are aware UTC; the templates show them in the reader's zone (the `when` filter).
+# ---------------------------------------------------------------------------------------
+
+AbsencePolicy = Literal["bot", "pause", "substitute"]
+#: Who paused, resumed, extended or called off a game: its creator (``by_name``), the server's
+#: operator (command line), a deadline, or a player's return.
+Actor = Literal["creator", "operator", "deadline", "return", "substitute"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reminder:
+    """The game waits for the recipient's decision: ``before`` the deadline, or at it
+    (``deadline``: the grace period runs until ``acts_at``, then ``policy`` applies)."""
+
+    KIND: ClassVar[str] = "reminder"
+    stage: Literal["before", "deadline"]
+    since: datetime
+    deadline: datetime
+    acts_at: datetime
+    policy: AbsencePolicy = "bot"
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """To an absent player: a computer player now decides for them, because their deadline
+    passed (``deadline``, or ``substitute_wanted`` when a substitute is sought) or they are
+    on vacation until ``until``."""
+
+    KIND: ClassVar[str] = "stand_in"
+    reason: Literal["deadline", "substitute_wanted", "vacation"]
+    deadline: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBack:
+    """The recipient wrote to their seat and has it back (no computer player any more)."""
+
+    KIND: ClassVar[str] = "seat_back"
+
+
+@dataclass(frozen=True, slots=True)
+class GamePaused:
+    """The game is paused: by its creator or the operator, or because ``seat`` missed a
+    deadline (``by="deadline"``)."""
+
+    KIND: ClassVar[str] = "game_paused"
+    by: Actor
+    by_name: str = ""
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameResumed:
+    """The game goes on: resumed by its creator or the operator, or because the player it
+    waited for (``seat``) came back or was replaced."""
+
+    KIND: ClassVar[str] = "game_resumed"
+    by: Actor
+    by_name: str = ""
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameAborted:
+    """The game was called off; ``game.totals`` are the scores when it stopped."""
+
+    KIND: ClassVar[str] = "game_aborted"
+    by: Actor
+    by_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineExtended:
+    """These seats have ``hours`` more to decide (``game.deadline`` is the recipient's own)."""
+
+    KIND: ClassVar[str] = "deadline_extended"
+    seats: tuple[int, ...]
+    hours: int
+    by: Actor = "creator"
+    by_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VacationNoted:
+    """To the player: away until ``until`` (or back, ``ended``); ``days_left`` this year."""
+
+    KIND: ClassVar[str] = "vacation"
+    until: datetime | None
+    days_left: int
+    ended: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAway:
+    """To the others at a table: the player of ``seat`` is away until ``until`` (a computer
+    player plays for them when ``bot``, else the game waits), or is ``back``."""
+
+    KIND: ClassVar[str] = "player_away"
+    seat: int
+    until: datetime | None = None
+    bot: bool = False
+    back: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SubstituteWanted:
+    """To the creator: the player of ``seat`` missed their deadline and a substitute is
+    wanted; or (``invited``) the substitute invitation went to that address."""
+
+    KIND: ClassVar[str] = "substitute_wanted"
+    seat: int
+    invited: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubstituteInvitation:
+    """An invitation to take over a seat of a running game, as it is (hand and points)."""
+
+    KIND: ClassVar[str] = "substitute_invitation"
+    game_id: int
+    inviter_name: str
+    inviter_address: str
+    absent_name: str
+    players: tuple[str, ...]  # the others at the table
+    reply_address: str  # the signed invitation address
+    hand_number: int = 1
+    points: int = 0  # the seat's total so far
+    rules: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", _frozen_mapping(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReplaced:
+    """``new_name`` took over the seat of ``old_name``. The replaced player gets it without a
+    game context (they no longer see the seat's cards), so ``game_id`` threads it."""
+
+    KIND: ClassVar[str] = "seat_replaced"
+    seat: int
+    old_name: str
+    new_name: str
+    game_id: int | None = None
+
+
+TIME_DETAILS: tuple[type, ...] = (
+    Reminder, StandIn, SeatBack, GamePaused, GameResumed, GameAborted, DeadlineExtended,
+    VacationNoted, PlayerAway, SubstituteWanted, SubstituteInvitation, SeatReplaced,
+)
+TimeDetail = (
+    Reminder | StandIn | SeatBack | GamePaused | GameResumed | GameAborted | DeadlineExtended
+    | VacationNoted | PlayerAway | SubstituteWanted | SubstituteInvitation | SeatReplaced
+)
+TIME_GAME_KINDS = frozenset(
+    {"reminder", "stand_in", "seat_back", "game_paused", "game_resumed", "game_aborted",
+     "deadline_extended", "player_away", "substitute_wanted"}
+)
+
+
 MailDetail = (
     YourTurn
     | TrickDone
@@ -510,6 +687,7 @@ MailDetail = (
     | NotifyChanged
     | MoveHistory
     | Digest
+    | TimeDetail
 )
 
 #: Every kind of mail, by template name.
@@ -537,6 +715,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
             NotifyChanged,
             MoveHistory,
             Digest,
+            *TIME_DETAILS,
         )
     }
 )
@@ -545,7 +724,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
 GAME_KINDS = frozenset(
     {"your_turn", "trick_done", "card_played", "hand_summary", "game_summary", "status",
      "game_started", "play_ahead", "history"}
-)
+) | TIME_GAME_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,6 +765,6 @@ class MailContext:
 
     @property
     def reply_address(self) -> str | None:
-        if isinstance(self.detail, Invitation):
+        if isinstance(self.detail, (Invitation, SubstituteInvitation)):
             return self.detail.reply_address
         return self.game.reply_address if self.game is not None else None

@@ -48,6 +48,20 @@ from .context import (
     Welcome,
     YourTurn,
 )
+from .context import (  # issue 4, time in long games
+    DeadlineExtended,
+    GameAborted,
+    GamePaused,
+    GameResumed,
+    PlayerAway,
+    Reminder,
+    SeatBack,
+    SeatReplaced,
+    StandIn,
+    SubstituteInvitation,
+    SubstituteWanted,
+    VacationNoted,
+)
 
 __all__ = ["MOVE_REJECTIONS", "REQUEST_REJECTIONS", "sample_contexts", "sample_game"]
 
@@ -122,6 +136,17 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "QUEUE_NOT_HELD": {"cards": ["QS", "AH"]},
     "NOTIFY_CHOICE": {},
     "AUTOPILOT_NOT_NOW": {},
+    # issue 4, time in long games
+    "NOT_THE_CREATOR": {},
+    "GAME_NOT_PAUSED": {"status": "active"},
+    "NOT_WAITING": {"name": "Dana"},
+    "BAD_EXTEND": {"text": "a while"},
+    "BAD_REPLACE": {"text": "Dana"},
+    "ALREADY_PLAYING": {"address": "dana@example.ro"},
+    "VACATION_DATE": {"text": "someday"},
+    "VACATION_ALLOWANCE": {"allowance": 30, "left": 4, "asked": 14},
+    "NOT_ON_VACATION": {},
+    "SUBSTITUTE_CLOSED": {},
 }
 
 
@@ -180,6 +205,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         return MailContext(recipient=me, detail=detail, game=g)  # type: ignore[arg-type]
 
     return {
+        **_time_samples(ctx, me, game, passing, waiting),
         "your_turn": [
             ctx(YourTurn("play")),
             ctx(YourTurn("pass"), passing),
@@ -311,5 +337,83 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                                hands=(HandResult(9, (26, 0, 0, 0), (101, 30, 77, 44)),)),
                 ),
             )),
+        ],
+    }
+
+
+def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
+                  waiting: GameContext) -> dict[str, list[MailContext]]:
+    """Issue 4's mails about time: reminders, stand-ins, pauses, vacations, substitutes."""
+    since = datetime(2024, 5, 14, 18, 30, tzinfo=timezone.utc)
+    deadline = datetime(2024, 5, 17, 18, 30, tzinfo=timezone.utc)
+    grace = datetime(2024, 5, 18, 6, 30, tzinfo=timezone.utc)
+    back = datetime(2024, 6, 2, 23, 0, tzinfo=timezone.utc)
+    since_game = sample_game(waiting_since=since)
+    return {
+        "reminder": [
+            ctx(Reminder("before", since, deadline, grace), since_game),
+            ctx(Reminder("deadline", since, deadline, grace, "pause"), replace(passing, deadline=deadline)),
+            ctx(Reminder("deadline", since, deadline, grace, "substitute")),
+            ctx(Reminder("deadline", since, deadline, grace, "bot")),
+        ],
+        "stand_in": [
+            ctx(StandIn("deadline", deadline), waiting),
+            ctx(StandIn("substitute_wanted", deadline), waiting),
+            ctx(StandIn("deadline"), waiting),
+        ],
+        "seat_back": [ctx(SeatBack()), ctx(SeatBack(), waiting), ctx(SeatBack(), passing)],
+        "game_paused": [
+            ctx(GamePaused("creator", NAMES[0]), waiting),
+            ctx(GamePaused("operator"), waiting),
+            ctx(GamePaused("deadline", seat=2), waiting),
+            ctx(GamePaused("deadline", seat=1)),
+        ],
+        "game_resumed": [
+            ctx(GameResumed("creator", NAMES[0])),
+            ctx(GameResumed("operator"), waiting),
+            ctx(GameResumed("return", seat=2), waiting),
+            ctx(GameResumed("return", seat=1)),
+            ctx(GameResumed("substitute", seat=3), passing),
+        ],
+        "game_aborted": [ctx(GameAborted("creator", NAMES[0]), waiting), ctx(GameAborted("operator"), waiting)],
+        "deadline_extended": [
+            ctx(DeadlineExtended((1, 2), 24, "creator", NAMES[0])),
+            ctx(DeadlineExtended((2,), 1, "operator"), waiting),
+        ],
+        "vacation": [
+            ctx(VacationNoted(back, 12)),
+            ctx(VacationNoted(None, 1, ended=True), None),
+        ],
+        "player_away": [
+            ctx(PlayerAway(2, back, bot=True), waiting),
+            ctx(PlayerAway(2, back), waiting),
+            ctx(PlayerAway(0, back=True)),
+        ],
+        "substitute_wanted": [
+            ctx(SubstituteWanted(2), waiting),
+            ctx(SubstituteWanted(2, invited="ana@example.org"), waiting),
+        ],
+        "substitute_invitation": [
+            MailContext(
+                recipient=Recipient(name="", address="ana@example.org", language=me.language),
+                detail=SubstituteInvitation(
+                    game_id=42, inviter_name=NAMES[0], inviter_address="zoe@example.com",
+                    absent_name=NAMES[2], players=(NAMES[0], NAMES[1], NAMES[3]),
+                    reply_address="invite+9.abcdefghijklmnop@hearts.example.org",
+                    hand_number=3, points=35, rules=RULES,
+                ),
+            ),
+            MailContext(
+                recipient=Recipient(name="Ana", address="ana@example.org", language=me.language),
+                detail=SubstituteInvitation(
+                    game_id=42, inviter_name="", inviter_address="", absent_name="Dana", players=(),
+                    reply_address="invite+10.abcdefghijklmnop@hearts.example.org",
+                ),
+            ),
+        ],
+        "seat_replaced": [
+            ctx(SeatReplaced(1, "Dana", NAMES[1])),
+            ctx(SeatReplaced(2, NAMES[2], "Ana"), waiting),
+            ctx(SeatReplaced(1, NAMES[1], "Ana", game_id=42), None),
         ],
     }

@@ -1,10 +1,16 @@
 """``pbem game …``: games from the command line (the operator's tools).
 
 ``pbem game new`` creates and starts a game with the players given (they are seated at once: the
-operator vouches for them), a preset, option overrides, bots, and optionally a seed (every deal
-reproducible) or an explicit deck for the first deal (duplicate games: the same deals at several
-tables). ``pbem game show`` prints a game's state; ``pbem game check`` replays the move log and
-compares it with the cached snapshot.
+operator vouches for them), a preset, option overrides, bots, the time a seat has to decide and what
+happens when it does not (``--deadline``, ``--weekends``, ``--grace``, ``--reminder``, ``--policy``),
+and optionally a seed (every deal reproducible) or an explicit deck for the first deal (duplicate
+games: the same deals at several tables). ``pbem game show`` prints a game's state; ``pbem game
+check`` replays the move log and compares it with the cached snapshot.
+
+The operator may also do what a game's creator does by mail (issue 4): ``pbem game pause|resume|
+abort GAME``, ``pbem game extend GAME [--seat S] [--hours H]``, ``pbem game replace GAME SEAT
+ADDRESS`` (a seat is its number in ``pbem game show``, 0 first, or its player's address); and
+``pbem game tick`` runs the time-driven work once, as the ``pbem.tick`` task does every minute.
 """
 
 from __future__ import annotations
@@ -63,20 +69,35 @@ def game() -> None:
 @click.option("--seed", default=None, help="seed of every deal (reproducible and duplicate games)")
 @click.option("--deck", default=None, help="the first deal's deck, cards space separated, in deal order")
 @click.option("--title", default="", help="shown in the mails' subject")
+@click.option("--deadline", default="72", show_default=True, help="time a seat has to decide: 48, 36h, 2d")
+@click.option("--weekends", type=click.Choice(["count", "skip"]), default="count", show_default=True,
+              help="whether Saturdays and Sundays (UTC) count towards a deadline")
+@click.option("--grace", default="0", show_default=True, help="time after a deadline before the policy applies")
+@click.option("--reminder", default="24", show_default=True, help="a reminder this long before a deadline (0: none)")
+@click.option("--policy", type=click.Choice(["bot", "pause", "substitute"]), default="bot", show_default=True,
+              help="after deadline + grace: a bot plays for the absent player, the game pauses, or a bot "
+                   "plays until a substitute is found")
 @pass_settings
 def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot_count: int, preset: str,
-        options: tuple[str, ...], seed: str | None, deck: str | None, title: str) -> None:
+        options: tuple[str, ...], seed: str | None, deck: str | None, title: str, deadline: str, weekends: str,
+        grace: str, reminder: str, policy: str) -> None:
     """Create a game and deal its first hand; players are mailed at once."""
     from pbem.db.session import transaction
     from pbem.engine import InvalidRules, Rules
 
     from .app import Services
+    from .deadlines import BadTiming, timing_from_options
     from .games import SeatSpec, create_game, start_game
 
     try:
         rules = Rules.make(preset, **parse_options(options))
     except InvalidRules as error:
         raise click.ClickException(f"rules refused: {error.code} {error.details}") from error
+    try:
+        timing = timing_from_options({"deadline": deadline, "weekends": weekends, "grace": grace,
+                                      "reminder": reminder, "policy": policy})
+    except BadTiming as error:
+        raise click.ClickException(f"timing refused: {error.code} {error.text!r}") from error
     specs = []
     for text in players:
         address, _, name = text.partition("=")
@@ -89,6 +110,7 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
     try:
         with transaction(svc.session_factory) as session:
             game_row = create_game(session, svc, rules=rules, seats=specs, seed=seed, title=title)
+            timing.apply(game_row)
             try:
                 mails = start_game(session, svc, game_row, first_deck=deck.split() if deck else None)
             except Exception as error:
@@ -146,3 +168,117 @@ def check(settings: Settings, game_id: int) -> None:
     click.echo("snapshot agrees with the move log" if ok else "snapshot DIFFERS from the move log")
     if not ok:
         raise SystemExit(1)
+
+
+# -- the operator's share of the creator's commands (issue 4) -------------------------------------------
+
+
+def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
+    """Run ``action(session, svc, game, now)`` in one transaction on the locked game, queue its
+    mails, and turn a refusal into a clear error."""
+    from pbem.db.session import transaction
+
+    from .app import Services
+    from .creator import CreatorRefused
+    from .gamestore import GameNotFound, load_game
+
+    svc = Services.from_settings(settings)
+    try:
+        with transaction(svc.session_factory) as session:
+            try:
+                row = load_game(session, game_id)
+                mails = action(session, svc, row, svc.clock.now())
+            except GameNotFound as error:
+                raise click.ClickException(f"no game {game_id}") from error
+            except CreatorRefused as refused:
+                raise click.ClickException(f"refused: {refused.code} {refused.details or ''}".strip()) from refused
+            session.flush()
+            ids = [m.id for m in mails]
+            status = str(row.status)
+    finally:
+        svc.close()
+    queue_mails(settings, ids)
+    click.echo(f"game {game_id}: {status}; {len(ids)} mails queued")
+
+
+def _seat(game_row: Any, text: str) -> Any:
+    from .absence import sorted_seats
+    from .creator import CreatorRefused, find_seat
+
+    seat = find_seat(sorted_seats(game_row), text, first=0)
+    if seat is None:
+        raise CreatorRefused("NO_SUCH_SEAT", seat=text)
+    return seat
+
+
+@game.command("pause")
+@click.argument("game_id", type=int)
+@pass_settings
+def pause(settings: Settings, game_id: int) -> None:
+    """Pause a game: no moves, deadlines stopped; the players are told."""
+    from .creator import pause_game
+
+    _run_on_game(settings, game_id, lambda session, svc, row, now: pause_game(session, svc, row, now))
+
+
+@game.command("resume")
+@click.argument("game_id", type=int)
+@pass_settings
+def resume(settings: Settings, game_id: int) -> None:
+    """Resume a paused game; every seat it waits for gets a fresh deadline."""
+    from .creator import resume_game
+
+    _run_on_game(settings, game_id, lambda session, svc, row, now: resume_game(session, svc, row, now))
+
+
+@game.command("abort")
+@click.argument("game_id", type=int)
+@pass_settings
+def abort(settings: Settings, game_id: int) -> None:
+    """Call a game off; the players are told, with the scores at that point."""
+    from .creator import abort_game
+
+    _run_on_game(settings, game_id, lambda session, svc, row, now: abort_game(session, svc, row, now))
+
+
+@game.command("extend")
+@click.argument("game_id", type=int)
+@click.option("--seat", default=None, help="the seat (number, 0 first, or address); default: every seat waited for")
+@click.option("--hours", type=click.IntRange(1, 24 * 60), default=None,
+              help="how much longer; default: the game's deadline hours")
+@pass_settings
+def extend(settings: Settings, game_id: int, seat: str | None, hours: int | None) -> None:
+    """Give a seat (or every seat the game waits for) more time."""
+    from .creator import extend_deadline
+
+    _run_on_game(settings, game_id, lambda session, svc, row, now: extend_deadline(
+        session, svc, row, now, seat=_seat(row, seat) if seat is not None else None, hours=hours))
+
+
+@game.command("replace")
+@click.argument("game_id", type=int)
+@click.argument("seat")
+@click.argument("address")
+@pass_settings
+def replace(settings: Settings, game_id: int, seat: str, address: str) -> None:
+    """Offer a seat to a substitute (an invitation to ADDRESS; the seat changes hands when accepted)."""
+    from .creator import replace_player
+
+    _run_on_game(settings, game_id, lambda session, svc, row, now: replace_player(
+        session, svc, row, now, seat=_seat(row, seat), address=address))
+
+
+@game.command("tick")
+@pass_settings
+def tick_command(settings: Settings) -> None:
+    """Run the time-driven work once (reminders, deadline policies, vacations, digests)."""
+    from .app import Services
+    from .deadlines import tick
+
+    svc = Services.from_settings(settings)
+    try:
+        ids = tick(svc)
+    finally:
+        svc.close()
+    queue_mails(settings, ids)
+    click.echo(f"tick: {len(ids)} mails queued")

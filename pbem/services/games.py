@@ -21,6 +21,7 @@ from pbem.engine import Deal, GameState, Rules
 from pbem.mail import context as mc
 
 from .app import Services
+from .deadlines import update_waiting
 from .mailing import game_context, queue_mail, recipient_for
 from .notify import has_person, notify_turn
 from .turns import Turn, apply_move, begin_turn, end_turn, run_automation
@@ -104,6 +105,7 @@ def settle(session: Session, svc: Services, turn: Turn) -> list[OutboundMessage]
                 for s in turn.seats if s.player is not None}
     run_automation(session, turn, rng=svc.rng, default_bot=svc.settings.bot_name, autoplay_single=autoplay)
     end_turn(turn)
+    update_waiting(turn)  # issue 4: deadlines of the seats now asked to decide
     rows = notify_turn(session, svc, turn)
     session.flush()
     return rows

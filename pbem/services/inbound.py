@@ -47,6 +47,7 @@ from pbem.mail.reading.message import IncomingMail, read_mail
 from pbem.mail.reading.reply_text import extract_reply
 
 from .app import Services
+from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .mailing import game_context, queue_mail, recipient_for, seat_name
@@ -301,6 +302,9 @@ def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: Incom
     command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
     request = SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command)
     _load_command_modules()
+    if seat.stand_in is not None:  # issue 4: a player who writes to their seat takes it back
+        from .absence import take_seat_back
+        return take_seat_back(request)
     handler, needs_active = SEAT_COMMANDS.get(type(command), (_unknown_command, True))
     if needs_active and (game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED):
         return request.reject("GAME_NOT_ACTIVE", status=str(game.status))
@@ -365,6 +369,7 @@ def _move(request: SeatRequest) -> Outcome:
 
 #: Modules that register more seat commands (issue 4: absences, playing ahead, talk, the creator's).
 COMMAND_MODULES: tuple[str, ...] = (
+    "pbem.services.absence", "pbem.services.creator",
     "pbem.services.playahead", "pbem.services.talk", "pbem.services.digest", "pbem.services.summaries",
 )
 
@@ -470,6 +475,7 @@ def _new_game(session: Session, svc: Services, row: InboundMessage, mail: Incomi
     preset = options.pop("rules", None) or options.pop("preset", None) or "standard"
     bots = int(options.pop("bots", 0) or 0)
     try:
+        timing = pop_timing(options)  # issue 4: deadline, weekends, grace, reminder, policy
         rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
     except (InvalidRules, TypeError, ValueError) as error:
         code = getattr(error, "code", "BAD_RULES")
@@ -492,6 +498,7 @@ def _new_game(session: Session, svc: Services, row: InboundMessage, mail: Incomi
     creator = creator or get_or_create_player(session, sender_address, mail.from_name or None, now)
     game = create_game(session, svc, rules=rules, seats=specs, creator=creator, joined=False,
                        title=mail.subject[:200] if mail.subject else "")
+    timing.apply(game)
     invitations = []
     for seat in sorted(game.seats, key=lambda s: s.seat):
         if seat.player is None:
@@ -569,6 +576,9 @@ def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail
         return Outcome(InboundStatus.REJECTED, "NO_SUCH_INVITATION", {"invitation": token.invitation_id})
     if inv.address != mail.from_address:
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", {"invitation": inv.id, "sender": mail.from_address})
+    if inv.kind == "substitute":  # issue 4: taking over an absent player's seat
+        from .absence import answer_substitute_invitation
+        return answer_substitute_invitation(session, svc, row, mail, inv, now)
     game = load_game(session, inv.game_id)
     if inv.status != InvitationStatus.PENDING or game.status != GameStatus.INVITING:
         return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", {"invitation": inv.id})

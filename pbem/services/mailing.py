@@ -83,6 +83,8 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         )
     own_pass = state.passes[seat]
     rules = state.rules
+    to_act = set(state.seats_to_act())
+    since = [r.waiting_since for r in rows if r.seat in to_act and r.waiting_since is not None]
     return mc.GameContext(
         game_id=game.id,
         title=game.title,
@@ -110,6 +112,8 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         target=None if rules.end_after_hands else rules.target,
         end_after_hands=rules.end_after_hands,
         preset=rules.preset,
+        deadline=rows[seat].deadline_at if seat in to_act else None,
+        waiting_since=min(since) if since else None,
     )
 
 

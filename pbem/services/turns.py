@@ -87,8 +87,15 @@ def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
         turn.dealt = True
 
 
+#: ``seat.stand_in`` reasons for which a bot decides for a player who may take the seat back
+#: (issue 4, :mod:`pbem.services.absence`).
+STAND_IN_DEADLINE, STAND_IN_VACATION, STAND_IN_SUBSTITUTE = "deadline", "vacation", "substitute_wanted"
+BOT_STAND_INS = frozenset({STAND_IN_DEADLINE, STAND_IN_VACATION, STAND_IN_SUBSTITUTE})
+
+
 def is_computer(seat: Seat) -> bool:
-    return seat.status == SeatStatus.BOT or (seat.bot is not None and seat.player_id is None)
+    return (seat.status == SeatStatus.BOT or (seat.bot is not None and seat.player_id is None)
+            or seat.stand_in in BOT_STAND_INS)
 
 
 def next_deck(game: Game, state: GameState, rng: random.Random) -> tuple[str, ...]:

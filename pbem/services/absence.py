@@ -1,0 +1,519 @@
+"""Absent players (issue 4): the deadline policies, taking a seat back, vacations, substitutes.
+
+**After a deadline and its grace period** (:func:`apply_absence_policy`, from the tick), by the
+game's ``absence_policy``:
+
+- ``bot``: a computer player decides for the absent player (``seat.stand_in = "deadline"``) and
+  keeps doing so until they write again; they are told so;
+- ``pause``: the game pauses (``stand_in = "paused"`` marks whose return resumes it); everyone is
+  told;
+- ``substitute``: a computer player keeps the game moving (``stand_in = "substitute_wanted"``) and
+  the game's creator is asked to name a substitute (``replace <player> <address>``, by mail or on
+  the command line). Asking the creator is the simplest choice that needs nobody's address book:
+  the creator knows who could play; offering the seat to strangers would make us a spam source.
+  The substitute gets an invitation (``invitations.kind = "substitute"``) and, on accepting,
+  inherits the seat as it is: hand, points and all.
+
+**Taking a seat back** (:func:`take_seat_back`, called by the inbound routing for every verified
+mail to a seat that has a ``stand_in``): any mail from the player to their seat address ends the
+stand-in (and a pending substitute invitation for it). A move that answers the current decision
+then counts as usual; anything else gets a ``seat_back`` mail with the table, and commands other
+than a stale move are still carried out.
+
+**Vacations** (``vacation until 12 December``, ``férias até 5 de janeiro``, ``concediu până pe 3
+martie``, ``vacation for 2 weeks``; ``vacation off`` ends one): the date is read by ``dateparser``
+in the player's time zone; a bare date means "away through that day" (back at the next midnight of
+the player's zone). In every game of the player, by the game's policy, a computer player plays for
+them (``bot``: ``stand_in = "vacation"``) or their deadlines are counted from the end of the
+vacation (``pause`` and ``substitute``: an announced absence is not an abandoned seat). The other
+players are told, and told again when the player is back. A vacation starts when it is announced;
+each player has :data:`VACATION_DAYS_PER_YEAR` days per calendar year (UTC), counted in started
+days of absence; asking for more is refused with a mail that says how many are left. A vacation
+ends at its date (the tick), by ``vacation off``, or when the player writes to a seat a computer
+player holds for them (coming back early); days not used return to the allowance.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import secrets
+from collections import Counter
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbem.db.models import (
+    Absence,
+    Game,
+    GameStatus,
+    InboundMessage,
+    InboundStatus,
+    Invitation,
+    InvitationStatus,
+    OutboundMessage,
+    Player,
+    Seat,
+    SeatStatus,
+)
+from pbem.db.session import transaction
+from pbem.engine import GameState
+from pbem.mail import context as mc
+from pbem.mail.addresses import make_invite_address
+from pbem.mail.notation import fold
+from pbem.mail.reading import commands as cmd
+from pbem.mail.reading.message import IncomingMail
+
+from .app import Services
+from .deadlines import deadline_for, start_waiting, stop_waiting, waits_for_person
+from .games import get_or_create_player, settle
+from .gamestore import current_state, load_game
+from .inbound import SEAT_COMMANDS, Outcome, SeatRequest, seat_command
+from .mailing import game_context, queue_mail, recipient_for, seat_name
+from .notify import decision_kind, has_person
+from .turns import STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, begin_turn
+
+log = logging.getLogger("pbem.worker")
+
+#: ``seat.stand_in`` of the seat whose absence paused the game (no bot plays: the game waits).
+PAUSED_FOR = "paused"
+VACATION_DAYS_PER_YEAR = 30
+#: A vacation may be announced at most this far ahead.
+LONGEST_VACATION = timedelta(days=366)
+MOVES = (cmd.Play, cmd.Pass, cmd.MoonChoice)
+
+
+# -- telling the table ------------------------------------------------------------------------------
+
+
+def tell(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
+         detail: object, now: datetime, inbound_id: int | None = None) -> list[OutboundMessage]:
+    """One mail about ``game`` to the person in ``seat``, with what that seat may see."""
+    ctx = mc.MailContext(recipient=recipient_for(seat.player, svc), detail=detail,  # type: ignore[arg-type]
+                         game=game_context(svc, game, seats, state, seat.seat))
+    row = queue_mail(session, svc, ctx, player=seat.player, game=game, now=now, inbound_id=inbound_id)
+    return [row] if row is not None else []
+
+
+def tell_table(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,
+               detail: object, now: datetime, inbound_id: int | None = None,
+               skip: frozenset[int] = frozenset()) -> list[OutboundMessage]:
+    """The same news to every person at the table (but the seats in ``skip``)."""
+    mails: list[OutboundMessage] = []
+    for seat in seats:
+        if has_person(seat) and seat.seat not in skip:
+            mails += tell(session, svc, game, seats, state, seat, detail, now, inbound_id)
+    return mails
+
+
+def tell_player(session: Session, svc: Services, player: Player, detail: object, now: datetime,
+                game: Game | None = None, inbound_id: int | None = None) -> list[OutboundMessage]:
+    """A mail without a table view (the player has no seat to see from, or it is about no game)."""
+    ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail)  # type: ignore[arg-type]
+    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id)
+    return [row] if row is not None else []
+
+
+def sorted_seats(game: Game) -> list[Seat]:
+    return sorted(game.seats, key=lambda s: s.seat)
+
+
+# -- the policies -------------------------------------------------------------------------------------
+
+
+def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat,
+                         now: datetime) -> list[OutboundMessage]:
+    """The seat's deadline and grace period have passed: apply the game's policy."""
+    from .creator import pause_game
+
+    seats = sorted_seats(game)
+    state = current_state(game)
+    deadline = seat.deadline_at
+    stop_waiting(seat)
+    if game.absence_policy == "pause":
+        seat.stand_in = PAUSED_FOR
+        return pause_game(session, svc, game, now, detail=mc.GamePaused(by="deadline", seat=seat.seat))
+    seat.stand_in = STAND_IN_SUBSTITUTE if game.absence_policy == "substitute" else STAND_IN_DEADLINE
+    mails = tell(session, svc, game, seats, state, seat, mc.StandIn(reason=seat.stand_in, deadline=deadline), now)
+    if game.absence_policy == "substitute":
+        mails += ask_creator_for_substitute(session, svc, game, seats, state, seat, now)
+    return mails + settle(session, svc, begin_turn(game, seats, state, now))
+
+
+def creator_seat(game: Game, seats: list[Seat]) -> Seat | None:
+    """The creator's own seat at the table, if they play (mails to them need a seat to show)."""
+    if game.creator_id is None:
+        return None
+    return next((s for s in seats if s.player_id == game.creator_id and has_person(s)), None)
+
+
+def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,
+                               seat: Seat, now: datetime) -> list[OutboundMessage]:
+    mine = creator_seat(game, seats)
+    if mine is None or mine.seat == seat.seat:
+        return []  # no playing creator to ask: the computer player goes on, the operator may replace
+    return tell(session, svc, game, seats, state, mine, mc.SubstituteWanted(seat=seat.seat), now)
+
+
+# -- taking a seat back ----------------------------------------------------------------------------------
+
+
+def take_seat_back(request: SeatRequest) -> Outcome:
+    """A verified mail to a seat a computer player holds (or whose absence paused the game)."""
+    from .creator import resume_game
+    from .inbound import _unknown_command
+
+    session, svc, game, seat, now = request.session, request.svc, request.game, request.seat, request.now
+    command, inbound_id = request.command, request.row.id
+    reason = seat.stand_in
+    mails: list[OutboundMessage] = []
+    if reason == STAND_IN_VACATION:
+        if isinstance(command, cmd.Vacation):
+            return _dispatch(request)  # a new date, or "vacation off": the vacation's own business
+        mails += end_vacation(session, svc, request.owner, now, early=True, inbound_id=inbound_id)
+    else:
+        seat.stand_in = None
+        expire_substitute_invitations(session, game, seat)
+    if reason == PAUSED_FOR and game.status == GameStatus.PAUSED and not any(s.stand_in == PAUSED_FOR for s in game.seats):
+        mails += resume_game(session, svc, game, now, detail=mc.GameResumed(by="return", seat=seat.seat),
+                             inbound_id=inbound_id)
+    elif game.status == GameStatus.ACTIVE and seat.seat in request.state.seats_to_act() and waits_for_person(seat):
+        start_waiting(game, seat, now)  # a fresh deadline for the decision they came back to
+    state = current_state(game)
+    current_move = (isinstance(command, MOVES) and request.token.decision == seat.decisions
+                    and game.status == GameStatus.ACTIVE)
+    if not current_move and reason != PAUSED_FOR:
+        mails += tell(session, svc, game, sorted_seats(game), state, seat, mc.SeatBack(), now, inbound_id)
+    handler, _ = SEAT_COMMANDS.get(type(command), (_unknown_command, True))
+    if current_move or not (isinstance(command, (*MOVES, cmd.Unreadable, cmd.Ambiguous, cmd.Status, cmd.Help))
+                            or handler is _unknown_command):
+        request.state = state
+        outcome = _dispatch(request)
+        outcome.mails[:0] = mails
+        outcome.details["seat_taken_back"] = reason
+        return outcome
+    return Outcome(InboundStatus.DONE, "SEAT_TAKEN_BACK", {**request.base, "stand_in": reason}, mails)
+
+
+def _dispatch(request: SeatRequest) -> Outcome:
+    """Carry out the mail's command as the inbound routing would."""
+    from .inbound import _unknown_command
+
+    handler, needs_active = SEAT_COMMANDS.get(type(request.command), (_unknown_command, True))
+    if needs_active and (request.game.status != GameStatus.ACTIVE or request.seat.status != SeatStatus.JOINED):
+        return request.reject("GAME_NOT_ACTIVE", status=str(request.game.status))
+    return handler(request)
+
+
+def expire_substitute_invitations(session: Session, game: Game, seat: Seat, keep: int | None = None) -> None:
+    for inv in session.scalars(select(Invitation).where(
+            Invitation.game_id == game.id, Invitation.seat == seat.seat, Invitation.kind == "substitute",
+            Invitation.status == InvitationStatus.PENDING)):
+        if inv.id != keep:
+            inv.status = InvitationStatus.EXPIRED
+
+
+# -- vacations -------------------------------------------------------------------------------------------
+
+#: ``vacation off`` and its friends (folded).
+OFF_WORDS = frozenset({
+    "off", "end", "over", "back", "cancel", "stop", "none", "no", "done", "i am back", "im back",
+    "fim", "acabou", "voltei", "cancelar", "nao", "terminar", "terminou",
+    "gata", "terminat", "anulat", "anulez", "am revenit", "revenit", "inapoi", "stop concediu",
+})
+#: Words that may come before the date ("until", "for", "pe"…), folded.
+_LEADING = frozenset({"until", "till", "to", "ate", "pana", "pina", "la", "pe", "for", "por", "durante",
+                      "pentru", "timp", "de", "the", "o", "a", "as", "os", "na", "no", "em", "in"})
+
+
+def parse_vacation_end(text: str, now: datetime, timezone: str) -> datetime | None:
+    """When a vacation written as ``text`` ends (aware UTC), or None when it cannot be read."""
+    from dateparser.date import DateDataParser
+
+    words = text.split()
+    while words and fold(words[0]).strip(".,:;") in _LEADING:
+        words.pop(0)
+    if not words:
+        return None
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone, timezone = ZoneInfo("UTC"), "UTC"
+    parser = DateDataParser(languages=["en", "pt", "ro"], settings={
+        "PREFER_DATES_FROM": "future",
+        "RELATIVE_BASE": now.astimezone(zone).replace(tzinfo=None),
+        "TIMEZONE": timezone,
+        "RETURN_AS_TIMEZONE_AWARE": True,
+    })
+    data = parser.get_date_data(" ".join(words))
+    when = data.date_obj
+    if when is None:
+        return None
+    if data.period in ("day", "month", "year") and when.astimezone(zone).time() == time(0):
+        # A date without a time: away through that day, back at the next midnight of their zone.
+        when = datetime.combine(when.astimezone(zone).date() + timedelta(days=1), time(0), tzinfo=zone)
+    return when.astimezone(UTC)
+
+
+def days_by_year(start: datetime, end: datetime) -> Counter[int]:
+    """Started days of absence in [start, end), by calendar year (UTC)."""
+    days: Counter[int] = Counter()
+    t = start.astimezone(UTC)
+    end = end.astimezone(UTC)
+    while t < end:
+        year_end = datetime(t.year + 1, 1, 1, tzinfo=UTC)
+        part = min(end, year_end) - t
+        days[t.year] += math.ceil(part / timedelta(days=1))
+        t = year_end
+    return days
+
+
+def used_days(session: Session, player: Player, *, exclude: int | None = None) -> Counter[int]:
+    used: Counter[int] = Counter()
+    for absence in session.scalars(select(Absence).where(Absence.player_id == player.id)):
+        if absence.id != exclude:
+            used.update(days_by_year(absence.starts_at, absence.ends_at))
+    return used
+
+
+def open_absence(session: Session, player: Player, now: datetime) -> Absence | None:
+    return session.scalars(select(Absence).where(
+        Absence.player_id == player.id, Absence.starts_at <= now, Absence.ends_at > now)
+        .order_by(Absence.id.desc())).first()
+
+
+def player_games(session: Session, player: Player) -> list[tuple[Game, Seat]]:
+    """The running games (active or paused) where the player has a seat, each locked, in id order."""
+    ids = session.scalars(
+        select(Seat.game_id).join(Game, Game.id == Seat.game_id).where(
+            Seat.player_id == player.id, Seat.status == SeatStatus.JOINED,
+            Game.status.in_((GameStatus.ACTIVE, GameStatus.PAUSED))).order_by(Seat.game_id)
+    ).all()
+    out = []
+    for game_id in ids:
+        game = load_game(session, game_id)
+        out.append((game, next(s for s in game.seats if s.player_id == player.id)))
+    return out
+
+
+class VacationRefused(ValueError):
+    def __init__(self, code: str, **details: object) -> None:
+        super().__init__(code)
+        self.code = code
+        self.details = details
+
+
+def start_vacation(session: Session, svc: Services, player: Player, until: datetime, now: datetime, *,
+                   inbound_id: int | None = None) -> list[OutboundMessage]:
+    """Set (or move) the player's vacation end; raises :class:`VacationRefused` beyond the allowance.
+    Returns the mails to the other players; the caller confirms to the player."""
+    if until <= now or until > now + LONGEST_VACATION:
+        raise VacationRefused("VACATION_DATE")
+    current = open_absence(session, player, now)
+    start = current.starts_at if current is not None else now
+    used = used_days(session, player, exclude=current.id if current is not None else None)
+    for year, days in sorted(days_by_year(start, until).items()):
+        if used[year] + days > VACATION_DAYS_PER_YEAR:
+            raise VacationRefused("VACATION_ALLOWANCE", allowance=VACATION_DAYS_PER_YEAR, asked=days,
+                                  left=max(VACATION_DAYS_PER_YEAR - used[year], 0), year=year)
+    if current is None:
+        session.add(Absence(player_id=player.id, starts_at=now, ends_at=until, created_at=now))
+    else:
+        current.ends_at = until
+    player.vacation_until = until
+    mails: list[OutboundMessage] = []
+    for game, seat in player_games(session, player):
+        seats, state = sorted_seats(game), current_state(game)
+        bot = game.absence_policy == "bot"
+        if bot:
+            seat.stand_in = STAND_IN_VACATION
+            stop_waiting(seat)
+        elif seat.deadline_at is not None:
+            seat.deadline_at = deadline_for(game, seat, seat.waiting_since or now)
+            seat.reminders_sent = 0
+        mails += tell_table(session, svc, game, seats, state, mc.PlayerAway(seat=seat.seat, until=until, bot=bot),
+                            now, inbound_id, skip=frozenset({seat.seat}))
+        if bot and game.status == GameStatus.ACTIVE:
+            mails += settle(session, svc, begin_turn(game, seats, state, now, inbound_id))
+    session.flush()
+    return mails
+
+
+def days_left(session: Session, player: Player, now: datetime) -> int:
+    return max(VACATION_DAYS_PER_YEAR - used_days(session, player)[now.year], 0)
+
+
+def end_vacation(session: Session, svc: Services, player: Player, now: datetime, *, early: bool,
+                 inbound_id: int | None = None, confirm_in: SeatRequest | None = None) -> list[OutboundMessage]:
+    """The player is back: computer players leave their seats, deadlines count again, the tables are
+    told and so is the player (in the game of ``confirm_in`` when they asked by mail)."""
+    player.vacation_until = None
+    current = open_absence(session, player, now)
+    if early and current is not None:
+        current.ends_at = max(now, current.starts_at)
+    mails: list[OutboundMessage] = []
+    for game, seat in player_games(session, player):
+        seats, state = sorted_seats(game), current_state(game)
+        had_bot = seat.stand_in == STAND_IN_VACATION
+        if had_bot:
+            seat.stand_in = None
+        if game.status == GameStatus.ACTIVE and seat.seat in state.seats_to_act() and waits_for_person(seat):
+            if seat.waiting_since is None or had_bot:
+                start_waiting(game, seat, now)
+            elif early:  # the deadline counted from the planned end: count it from now instead
+                seat.deadline_at = deadline_for(game, seat, now)
+                seat.reminders_sent = 0
+        mails += tell_table(session, svc, game, seats, state, mc.PlayerAway(seat=seat.seat, bot=had_bot, back=True),
+                            now, inbound_id, skip=frozenset({seat.seat}))
+    session.flush()
+    detail = mc.VacationNoted(until=None, days_left=days_left(session, player, now), ended=True)
+    if confirm_in is not None:
+        mails += confirm_in.reply(detail)
+    else:
+        mails += tell_player(session, svc, player, detail, now, inbound_id=inbound_id)
+    return mails
+
+
+def end_due_vacations(svc: Services, now: datetime) -> list[int]:
+    """The tick's part: end every vacation whose date has come (each in its own transaction)."""
+    with transaction(svc.session_factory) as session:
+        due = list(session.scalars(select(Player.id).where(Player.vacation_until.is_not(None),
+                                                           Player.vacation_until <= now).order_by(Player.id)))
+    ids: list[int] = []
+    for player_id in due:
+        try:
+            with transaction(svc.session_factory) as session:
+                player = session.get(Player, player_id, with_for_update=True, populate_existing=True)
+                if player is None or player.vacation_until is None or player.vacation_until > now:
+                    continue
+                ids += [m.id for m in end_vacation(session, svc, player, now, early=False)]
+        except (StaleDataError, OperationalError) as error:
+            log.info("tick: vacation of player %s left for the next tick (%s)", player_id, type(error).__name__)
+    return ids
+
+
+@seat_command(cmd.Vacation)
+def vacation_command(request: SeatRequest) -> Outcome:
+    """``vacation until <date>`` / ``vacation for <time>`` / ``vacation off``."""
+    session, svc, player, now = request.session, request.svc, request.owner, request.now
+    text = request.command.until.strip()
+    if " ".join(re.findall(r"[a-z]+", fold(text))) in OFF_WORDS:
+        if player.vacation_until is None:
+            return request.reject("NOT_ON_VACATION")
+        mails = end_vacation(session, svc, player, now, early=True, inbound_id=request.row.id, confirm_in=request)
+        return Outcome(InboundStatus.DONE, "VACATION_ENDED", request.base, mails)
+    until = parse_vacation_end(text, now, player.timezone or "UTC") if text else None
+    if until is None:
+        return request.reject("VACATION_DATE", text=text)
+    try:
+        mails = start_vacation(session, svc, player, until, now, inbound_id=request.row.id)
+    except VacationRefused as refused:
+        return request.reject(refused.code, text=text, **refused.details)
+    mails += request.reply(mc.VacationNoted(until=until, days_left=days_left(session, player, now)))
+    return Outcome(InboundStatus.DONE, "VACATION_SET", {**request.base, "until": until.isoformat()}, mails)
+
+
+# -- substitutes ------------------------------------------------------------------------------------------
+
+
+class SubstituteRefused(ValueError):
+    def __init__(self, code: str, **details: object) -> None:
+        super().__init__(code)
+        self.code = code
+        self.details = details
+
+
+def invite_substitute(session: Session, svc: Services, game: Game, seat: Seat, address: str, now: datetime, *,
+                      by: Player | None, inbound_id: int | None = None) -> list[OutboundMessage]:
+    """Offer ``seat`` to ``address`` (a ``substitute`` invitation, replacing any earlier one)."""
+    address = address.strip().lower()
+    seats, state = sorted_seats(game), current_state(game)
+    if any(s.player is not None and s.player.address == address for s in seats):
+        raise SubstituteRefused("ALREADY_PLAYING", address=address)
+    if by is not None:
+        today = session.scalar(select(func.count()).select_from(Invitation).where(
+            Invitation.invited_by == by.id, Invitation.created_at >= now - timedelta(days=1))) or 0
+        if today >= svc.settings.invites_per_day:
+            raise SubstituteRefused("RATE_LIMITED", limit=svc.settings.invites_per_day)
+    invitee = get_or_create_player(session, address, None, now)
+    inv = Invitation(game_id=game.id, seat=seat.seat, address=address, kind="substitute",
+                     token=f"sub.{game.id}.{seat.seat}.{secrets.token_hex(8)}",
+                     invited_by=by.id if by is not None else None, created_at=now)
+    session.add(inv)
+    session.flush()
+    expire_substitute_invitations(session, game, seat, keep=inv.id)
+    inviter = by.display_name or by.address if by is not None else ""
+    detail = mc.SubstituteInvitation(
+        game_id=game.id, inviter_name=inviter, inviter_address=by.address if by is not None else "",
+        absent_name=seat_name(seat), players=tuple(seat_name(s) for s in seats if s.seat != seat.seat),
+        reply_address=make_invite_address(svc.settings.secret_key, svc.settings.mail_domain, inv.id),
+        hand_number=state.hand_no, points=state.totals[seat.seat], rules=game.rules)
+    mails = tell_player(session, svc, invitee, detail, now, game=game, inbound_id=inbound_id)
+    mine = creator_seat(game, seats)
+    if by is not None and mine is not None and mine.player_id == by.id:
+        mails += tell(session, svc, game, seats, state, mine, mc.SubstituteWanted(seat=seat.seat, invited=address),
+                      now, inbound_id)
+    return mails
+
+
+def answer_substitute_invitation(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+                                 inv: Invitation, now: datetime) -> Outcome:
+    """The invitee answered a ``substitute`` invitation (the sender is already checked)."""
+    from .creator import resume_game
+    from .inbound import _read_command
+
+    game = load_game(session, inv.game_id)
+    invitee = get_or_create_player(session, inv.address, mail.from_name or None, now)
+    details = {"game": game.id, "seat": inv.seat, "invitation": inv.id}
+    seats = sorted_seats(game)
+    seat = seats[inv.seat]
+    if inv.status != InvitationStatus.PENDING or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):
+        mails = tell_player(session, svc, invitee, mc.RequestRejected("SUBSTITUTE_CLOSED", {"game": game.id}), now,
+                            game=game, inbound_id=row.id)
+        return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", details, mails)
+    command = _read_command(mail, expected="invitation", pass_count=3)
+    inviter = session.get(Player, inv.invited_by) if inv.invited_by is not None else None
+    if isinstance(command, cmd.Decline):
+        inv.status = InvitationStatus.DECLINED
+        mails = []
+        mine = creator_seat(game, seats)
+        if inviter is not None and mine is not None and mine.player_id == inviter.id:
+            mails = tell(session, svc, game, seats, current_state(game), mine,
+                         mc.InvitationAccepted(game_id=game.id, player_name=invitee.display_name or invitee.address,
+                                               accepted=False), now, row.id)
+        return Outcome(InboundStatus.DONE, "SUBSTITUTE_DECLINED", details, mails)
+    if any(s.player_id == invitee.id for s in seats):
+        mails = tell_player(session, svc, invitee, mc.RequestRejected("ALREADY_PLAYING", {"address": invitee.address}),
+                            now, game=game, inbound_id=row.id)
+        return Outcome(InboundStatus.REJECTED, "ALREADY_PLAYING", details, mails)
+    old_player, old_name, reason = seat.player, seat_name(seat), seat.stand_in
+    inv.status = InvitationStatus.ACCEPTED
+    expire_substitute_invitations(session, game, seat, keep=inv.id)
+    seat.player, seat.player_id = invitee, invitee.id
+    seat.status, seat.stand_in, seat.bot = SeatStatus.JOINED, None, None
+    stop_waiting(seat)
+    session.flush()
+    mails: list[OutboundMessage] = []
+    if old_player is not None:
+        mails += tell_player(session, svc, old_player,
+                             mc.SeatReplaced(seat=seat.seat, old_name=old_name, new_name=seat_name(seat),
+                                             game_id=game.id), now, game=game, inbound_id=row.id)
+    if reason == PAUSED_FOR and game.status == GameStatus.PAUSED and not any(s.stand_in == PAUSED_FOR for s in seats):
+        mails += resume_game(session, svc, game, now, detail=mc.GameResumed(by="substitute", seat=seat.seat),
+                             inbound_id=row.id)
+    state = current_state(game)
+    if game.status == GameStatus.ACTIVE and seat.seat in state.seats_to_act():
+        start_waiting(game, seat, now)
+    mails += tell_table(session, svc, game, seats, state,
+                        mc.SeatReplaced(seat=seat.seat, old_name=old_name, new_name=seat_name(seat)), now, row.id)
+    if game.status == GameStatus.ACTIVE and seat.seat in state.seats_to_act():
+        moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
+        mails += tell(session, svc, game, seats, state, seat,
+                      mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total), now, row.id)  # type: ignore[arg-type]
+    return Outcome(InboundStatus.DONE, "SUBSTITUTE_JOINED",
+                   {**details, "replaced": old_player.address if old_player else None}, mails)

@@ -1,0 +1,355 @@
+"""Deadlines of long games (issue 4): by when a seat must decide, the reminders, and the tick.
+
+When the game starts waiting for a seat's decision (:func:`update_waiting`, which
+``games.settle`` calls after every turn), the seat gets ``waiting_since`` = now and
+``deadline_at`` = now + the game's ``deadline_hours``; both are cleared once the seat has decided.
+With ``skip_weekends`` the hours falling on a Saturday or a Sunday *in UTC* do not count: the
+players of one game often live in different zones, and one deadline for the whole table is the
+easiest to explain (mails still show it in each reader's own zone). A player on vacation in a game
+whose absence policy is not ``bot`` has their deadlines counted from the end of the vacation.
+
+:func:`tick` (the ``pbem.tick`` task, queued by Celery beat every minute) then takes, for each
+seat with a deadline, the one step that is due, each exactly once (``reminders_sent`` counts them):
+
+1. ``reminder_hours`` before the deadline: a ``reminder`` mail (stage ``before``);
+2. at the deadline, when the game has a grace period: a ``reminder`` mail (stage ``deadline``)
+   saying what will happen when the grace period ends;
+3. at the deadline + ``grace_hours``: the game's absence policy (:mod:`pbem.services.absence`).
+
+A tick that comes late (the scheduler was down) takes only the latest step due: nobody is told
+"24 hours left" about a deadline that has already passed. The tick also ends the vacations that
+are over and, when :mod:`pbem.services.digest` exists, sends the daily digests.
+Time comes only from ``svc.clock``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbem.db.models import Game, GameStatus, OutboundMessage, Seat, SeatStatus
+from pbem.db.session import transaction
+from pbem.engine import OVER, GameState
+from pbem.mail import context as mc
+from pbem.mail.notation import fold
+
+from .app import Services
+from .mailing import game_context, queue_mail, recipient_for
+from .turns import Turn, is_computer
+
+log = logging.getLogger("pbem.worker")
+
+POLICIES = ("bot", "pause", "substitute")
+MAX_DEADLINE_HOURS = 24 * 60
+MAX_GRACE_HOURS = 24 * 14
+MAX_REMINDER_HOURS = 24 * 7
+#: ``reminders_sent`` values: the early reminder, then the one at the deadline.
+SENT_BEFORE, SENT_AT_DEADLINE = 1, 2
+
+
+# -- a game's timing, from a new-game mail or the command line ------------------------------------
+
+
+class BadTiming(ValueError):
+    """A timing option that cannot be used; ``code`` names which (``BAD_DEADLINE``…)."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(f"{code}: {text!r}")
+        self.code = code
+        self.text = text
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long a seat has to decide, and what happens when it does not."""
+
+    deadline_hours: int = 72
+    skip_weekends: bool = False
+    grace_hours: int = 0
+    reminder_hours: int = 24
+    absence_policy: str = "bot"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.deadline_hours <= MAX_DEADLINE_HOURS:
+            raise BadTiming("BAD_DEADLINE", str(self.deadline_hours))
+        if not 0 <= self.grace_hours <= MAX_GRACE_HOURS:
+            raise BadTiming("BAD_GRACE", str(self.grace_hours))
+        if not 0 <= self.reminder_hours <= MAX_REMINDER_HOURS:
+            raise BadTiming("BAD_REMINDER", str(self.reminder_hours))
+        if self.absence_policy not in POLICIES:
+            raise BadTiming("BAD_POLICY", self.absence_policy)
+
+    def apply(self, game: Game) -> None:
+        for f in fields(self):
+            setattr(game, f.name, getattr(self, f.name))
+
+
+#: Option names (folded, spaces as ``_``, as the mail reader gives them) -> Timing field.
+TIMING_OPTIONS: Mapping[str, str] = {
+    **dict.fromkeys(("deadline", "prazo", "termen", "termen_limita"), "deadline_hours"),
+    **dict.fromkeys(("weekends", "weekend", "fins_de_semana", "fim_de_semana", "weekenduri",
+                     "weekendurile"), "skip_weekends"),
+    **dict.fromkeys(("grace", "tolerancia", "carencia", "gratie", "gratia"), "grace_hours"),
+    **dict.fromkeys(("reminder", "lembrete", "aviso", "memento", "reamintire"), "reminder_hours"),
+    **dict.fromkeys(("policy", "absence", "politica", "ausencia", "absenta"), "absence_policy"),
+}
+_HOUR_UNITS = {
+    **dict.fromkeys(("", "h", "hr", "hrs", "hour", "hours", "hora", "horas", "ora", "ore"), 1),
+    **dict.fromkeys(("d", "day", "days", "dia", "dias", "zi", "zile"), 24),
+    **dict.fromkeys(("w", "week", "weeks", "semana", "semanas", "saptamana", "saptamani"), 24 * 7),
+}
+_DURATION = re.compile(r"^\s*(\d{1,4})\s*([a-z]*)\s*$")
+_SKIP_WORDS = frozenset({"skip", "skipped", "skip them", "no", "off", "not counted", "dont count", "pular",
+                         "saltar", "ignorar", "nao", "nao contam", "sem", "fara", "sari", "exclude", "exclus"})
+_COUNT_WORDS = frozenset({"count", "counted", "yes", "on", "contar", "contam", "sim", "da", "numara", "include"})
+_POLICY_WORDS = {
+    **dict.fromkeys(("bot", "bots", "computer", "robo", "robot", "computador", "calculator"), "bot"),
+    **dict.fromkeys(("pause", "pausa", "pauza"), "pause"),
+    **dict.fromkeys(("substitute", "substituto", "substituir", "replace", "inlocuitor", "inlocuire"),
+                    "substitute"),
+}
+
+
+def parse_hours(text: str, code: str = "BAD_DEADLINE") -> int:
+    """``48``, ``48h``, ``2d``, ``2 dias``, ``1 săptămână`` -> hours."""
+    m = _DURATION.match(fold(str(text)))
+    if m is None or m.group(2) not in _HOUR_UNITS:
+        raise BadTiming(code, str(text))
+    return int(m.group(1)) * _HOUR_UNITS[m.group(2)]
+
+
+def _parse_weekends(text: str) -> bool:
+    words = " ".join(re.findall(r"[a-z]+", fold(str(text))))
+    if words in _SKIP_WORDS:
+        return True
+    if words in _COUNT_WORDS:
+        return False
+    raise BadTiming("BAD_WEEKENDS", str(text))
+
+
+def _parse_policy(text: str) -> str:
+    policy = _POLICY_WORDS.get(fold(str(text)).strip())
+    if policy is None:
+        raise BadTiming("BAD_POLICY", str(text))
+    return policy
+
+
+def timing_from_options(options: Mapping[str, Any]) -> Timing:
+    """A Timing from option names and values as written (unknown names are a caller's business)."""
+    values: dict[str, Any] = {}
+    for key, value in options.items():
+        name = TIMING_OPTIONS.get(re.sub(r"[\s-]+", "_", fold(str(key)).strip()))
+        if name == "deadline_hours":
+            values[name] = parse_hours(value, "BAD_DEADLINE")
+        elif name == "grace_hours":
+            values[name] = parse_hours(value, "BAD_GRACE")
+        elif name == "reminder_hours":
+            values[name] = parse_hours(value, "BAD_REMINDER")
+        elif name == "skip_weekends":
+            values[name] = value if isinstance(value, bool) else _parse_weekends(value)
+        elif name == "absence_policy":
+            values[name] = _parse_policy(value)
+    return Timing(**values)
+
+
+def pop_timing(options: dict[str, Any]) -> Timing:
+    """Take the timing options out of a new game's ``options`` (the rest are rules options)."""
+    mine = {key: options.pop(key) for key in list(options)
+            if re.sub(r"[\s-]+", "_", fold(str(key)).strip()) in TIMING_OPTIONS}
+    return timing_from_options(mine)
+
+
+# -- arithmetic ---------------------------------------------------------------------------------
+
+
+def add_hours(start: datetime, hours: float, *, skip_weekends: bool) -> datetime:
+    """``start`` + ``hours``; with ``skip_weekends`` the hours of Saturdays and Sundays (UTC) do
+    not count. A deadline that falls due just as a weekend starts stays at Saturday 00:00."""
+    t = start.astimezone(UTC)
+    remaining = timedelta(hours=hours)
+    if not skip_weekends:
+        return t + remaining
+    while remaining > timedelta(0):
+        if t.weekday() >= 5:  # Saturday or Sunday: the clock stands until Monday 00:00
+            t = datetime.combine(t.date() + timedelta(days=7 - t.weekday()), time(0), tzinfo=UTC)
+            continue
+        weekend = datetime.combine(t.date() + timedelta(days=5 - t.weekday()), time(0), tzinfo=UTC)
+        step = min(remaining, weekend - t)
+        t += step
+        remaining -= step
+    return t
+
+
+def deadline_for(game: Game, seat: Seat, start: datetime) -> datetime:
+    """The deadline of a decision the seat is asked for at ``start``."""
+    player = seat.player
+    if (player is not None and player.vacation_until is not None and player.vacation_until > start
+            and game.absence_policy != "bot"):
+        start = player.vacation_until  # the deadlines of a player on vacation wait for them
+    return add_hours(start, game.deadline_hours, skip_weekends=game.skip_weekends)
+
+
+def acts_at(game: Game, seat: Seat) -> datetime | None:
+    """When the absence policy applies to the seat (its deadline + the grace period)."""
+    if seat.deadline_at is None:
+        return None
+    return add_hours(seat.deadline_at, game.grace_hours, skip_weekends=game.skip_weekends)
+
+
+def reminder_at(game: Game, seat: Seat) -> datetime | None:
+    """When the early reminder is due, or None when the game sends none for this decision
+    (no reminder hours, or a deadline shorter than them: it would come at once)."""
+    if seat.deadline_at is None or game.reminder_hours <= 0:
+        return None
+    at = seat.deadline_at - timedelta(hours=game.reminder_hours)
+    if seat.waiting_since is not None and at <= seat.waiting_since:
+        return None
+    return at
+
+
+def due_step(game: Game, seat: Seat, now: datetime) -> str | None:
+    """The step of the module docstring due for the seat now: ``before``, ``deadline``, ``act``."""
+    if seat.deadline_at is None:
+        return None
+    if now >= acts_at(game, seat):  # type: ignore[operator]
+        return "act"
+    if now >= seat.deadline_at:
+        return "deadline" if seat.reminders_sent < SENT_AT_DEADLINE else None
+    remind = reminder_at(game, seat)
+    if remind is not None and now >= remind and seat.reminders_sent < SENT_BEFORE:
+        return "before"
+    return None
+
+
+# -- waiting for seats --------------------------------------------------------------------------
+
+
+def waits_for_person(seat: Seat) -> bool:
+    """Whether a decision of this seat waits for a person (not a bot, nor a bot standing in)."""
+    return seat.player is not None and seat.status == SeatStatus.JOINED and not is_computer(seat)
+
+
+def start_waiting(game: Game, seat: Seat, now: datetime) -> None:
+    seat.waiting_since = now
+    seat.deadline_at = deadline_for(game, seat, now)
+    seat.reminders_sent = 0
+
+
+def stop_waiting(seat: Seat) -> None:
+    seat.waiting_since = None
+    seat.deadline_at = None
+    seat.reminders_sent = 0
+
+
+def update_waiting(turn: Turn) -> None:
+    """After a turn: start the clock of each seat now asked for a new decision, stop it for the
+    seats that decided (a new hand or a seat that moved again is a new decision)."""
+    game, state = turn.game, turn.state
+    waiting = set(state.seats_to_act()) if game.status == GameStatus.ACTIVE and state.phase != OVER else set()
+    before = set(turn.before.seats_to_act())
+    for seat in turn.seats:
+        if seat.seat in waiting and waits_for_person(seat):
+            if seat.waiting_since is None or seat.seat not in before or seat.seat in turn.movers or turn.dealt:
+                start_waiting(game, seat, turn.now)
+        elif seat.waiting_since is not None or seat.deadline_at is not None:
+            stop_waiting(seat)
+
+
+def restart_waiting(game: Game, seats: list[Seat], state: GameState, now: datetime) -> None:
+    """Fresh deadlines for every seat the game waits for (after a pause, nothing is overdue)."""
+    waiting = set(state.seats_to_act()) if state.phase != OVER else set()
+    for seat in seats:
+        if seat.seat in waiting and waits_for_person(seat):
+            start_waiting(game, seat, now)
+        else:
+            stop_waiting(seat)
+
+
+# -- the tick -----------------------------------------------------------------------------------
+
+
+def tick(svc: Services) -> list[int]:
+    """Everything time-driven that is due now; returns the ids of the (committed) outbox rows."""
+    from .absence import end_due_vacations
+
+    now = svc.clock.now()
+    ids = end_due_vacations(svc, now)
+    for game_id in _games_with_deadlines(svc, now):
+        try:
+            with transaction(svc.session_factory) as session:
+                ids += [m.id for m in _tick_game(session, svc, game_id, now)]
+        except (StaleDataError, OperationalError) as error:  # a move came in meanwhile: next tick
+            log.info("tick: game %s left for the next tick (%s)", game_id, type(error).__name__)
+    ids += _digests(svc, now)
+    return ids
+
+
+def _games_with_deadlines(svc: Services, now: datetime) -> list[int]:
+    """Games with a seat whose earliest possible step (a reminder) may be due; checked exactly
+    under the game's lock by :func:`_tick_game`."""
+    horizon = now + timedelta(hours=MAX_REMINDER_HOURS)
+    with transaction(svc.session_factory) as session:
+        return list(session.scalars(
+            select(Seat.game_id).join(Game, Game.id == Seat.game_id)
+            .where(Game.status == GameStatus.ACTIVE, Seat.deadline_at.is_not(None), Seat.deadline_at <= horizon)
+            .distinct().order_by(Seat.game_id)
+        ))
+
+
+def _tick_game(session: Session, svc: Services, game_id: int, now: datetime) -> list[OutboundMessage]:
+    from .absence import apply_absence_policy
+    from .gamestore import load_game
+
+    game = load_game(session, game_id)
+    if game.status != GameStatus.ACTIVE:
+        return []
+    seats = sorted(game.seats, key=lambda s: s.seat)
+    mails: list[OutboundMessage] = []
+    for seat in seats:
+        step = due_step(game, seat, now)
+        if step is None:
+            continue
+        if step == "act":
+            mails += apply_absence_policy(session, svc, game, seat, now)
+            if game.status != GameStatus.ACTIVE:
+                break
+            continue
+        row = send_reminder(session, svc, game, seats, seat, step, now)
+        seat.reminders_sent = SENT_BEFORE if step == "before" else SENT_AT_DEADLINE
+        if row is not None:
+            mails.append(row)
+    session.flush()
+    return mails
+
+
+def send_reminder(session: Session, svc: Services, game: Game, seats: list[Seat], seat: Seat, stage: str,
+                  now: datetime) -> OutboundMessage | None:
+    from .gamestore import current_state
+
+    detail = mc.Reminder(stage=stage, since=seat.waiting_since, deadline=seat.deadline_at,  # type: ignore[arg-type]
+                         acts_at=acts_at(game, seat), policy=game.absence_policy)  # type: ignore[arg-type]
+    ctx = mc.MailContext(recipient=recipient_for(seat.player, svc), detail=detail,  # type: ignore[arg-type]
+                         game=game_context(svc, game, seats, current_state(game), seat.seat))
+    return queue_mail(session, svc, ctx, player=seat.player, game=game, now=now)
+
+
+def _digests(svc: Services, now: datetime) -> list[int]:
+    """The daily digests (another engineer's module), when it is there."""
+    if importlib.util.find_spec("pbem.services.digest") is None:
+        return []
+    from pbem.services import digest  # type: ignore[attr-defined]
+
+    with transaction(svc.session_factory) as session:
+        rows = digest.send_due_digests(session, svc, now)
+        session.flush()
+        return [getattr(row, "id", row) for row in rows or ()]
