@@ -20,6 +20,8 @@ CARD_NAMES: tuple[str, ...] = tuple(rank + suit for suit in SUITS for rank in RA
 CARD_INDEX: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
 #: The bit of each card index.
 BIT: tuple[int, ...] = tuple(1 << i for i in range(52))
+#: The bit of each card, by canonical name.
+CARD_BIT: dict[str, int] = {name: 1 << i for i, name in enumerate(CARD_NAMES)}
 #: Suit of each card index.
 SUIT_OF: tuple[int, ...] = tuple(i // 13 for i in range(52))
 #: Rank (0 for a two … 12 for an ace) of each card index.

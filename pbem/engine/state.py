@@ -34,6 +34,7 @@ from .cards import (
     SUIT_OF,
     SUITS,
     BIT,
+    CARD_BIT,
     SUIT_BITS,
     SUIT_TUPLES,
     cards_of,
@@ -55,7 +56,7 @@ class _Hand(NamedTuple):
     hand_no: int  # 1-based; 0 before the first deal
     dealer: int
     pass_direction: str  # of this hand: left right across hold scatter
-    deck: tuple[int, ...]  # card indices of this hand's deal, in deal order
+    deck: tuple[str, ...]  # this hand's deal, in deal order
     passes: tuple[tuple[int, ...] | None, ...]  # by seat: card indices passed (in order), or None
     received: tuple[int, ...]  # masks by seat, once the passes are exchanged
     totals: tuple[int, ...]
@@ -332,12 +333,12 @@ class GameState:
         t = self.t
         n = t.players
         try:
-            idx = [CARD_INDEX[c] for c in deck]
+            bits = [CARD_BIT[c] for c in deck]
         except (KeyError, TypeError):
             bad = next((c for c in deck if c not in CARD_INDEX), None)
             raise IllegalMove(Reason.BAD_DECK, problem="unknown_card", card=str(bad)) from None
-        if len(idx) != t.deck_size or len(set(idx)) != len(idx) or sum(map(BIT.__getitem__, idx)) != t.deck_mask:
-            raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(idx), expected=t.deck_size)
+        if len(bits) != t.deck_size or sum(bits) != t.deck_mask or len(set(bits)) != len(bits):
+            raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(bits), expected=t.deck_size)
         hand_no = self.hand_no + 1
         direction = pass_direction or t.pass_direction(hand_no)
         if direction not in PASS_DIRECTIONS:
@@ -351,15 +352,16 @@ class GameState:
                 raise IllegalMove(Reason.BAD_DECK, problem="bad_pass_direction", pass_direction=direction)
         dealer = (hand_no + n - 2) % n
         # One card at a time clockwise from the dealer's left: seat s gets every n-th card.
-        bit = BIT.__getitem__
-        hands = [sum(map(bit, idx[(seat - dealer - 1) % n::n])) for seat in range(n)]
+        packed = 0
+        for seat in range(n):
+            packed |= sum(bits[(seat - dealer - 1) % n::n]) << 52 * seat
         zeros = (0,) * n
         h = self._h
         s = self._copy()
-        s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(idx), (None,) * n, zeros, h.totals,
+        s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(deck), (None,) * n, zeros, h.totals,
                                   h.history, None, h.winners))
         s._k = _new_tuple(_Tricks, (-1, 0, 0, 0, 0, None))
-        s._hands = _pack(hands)
+        s._hands = packed
         s.trick = ()
         s.hearts_broken = False
         if out is not None:
@@ -664,7 +666,7 @@ class GameState:
             "hand_no": self.hand_no,
             "dealer": self.dealer,
             "pass_direction": self.pass_direction,
-            "deck": [names[i] for i in self.deck],
+            "deck": list(self.deck),
             "hands": [list(cards_of(m)) for m in self.hands],
             "passes": [None if p is None else [names[i] for i in p] for p in self.passes],
             "received": [list(cards_of(m)) for m in self.received],
@@ -710,7 +712,7 @@ class GameState:
             hand_no=d["hand_no"],
             dealer=d["dealer"],
             pass_direction=d["pass_direction"],
-            deck=tuple(CARD_INDEX[c] for c in d["deck"]),
+            deck=tuple(d["deck"]),
             passes=tuple(None if p is None else tuple(CARD_INDEX[c] for c in p) for p in d["passes"]),
             received=tuple(mask(r) for r in d["received"]),
             totals=tuple(d["totals"]),
