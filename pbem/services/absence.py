@@ -391,7 +391,9 @@ def end_due_vacations(svc: Services, now: datetime) -> list[int]:
                 player = session.get(Player, player_id, with_for_update=True, populate_existing=True)
                 if player is None or player.vacation_until is None or player.vacation_until > now:
                     continue
-                ids += [m.id for m in end_vacation(session, svc, player, now, early=False)]
+                mails = end_vacation(session, svc, player, now, early=False)
+                session.flush()
+                ids += [m.id for m in mails]
         except (StaleDataError, OperationalError) as error:
             log.info("tick: vacation of player %s left for the next tick (%s)", player_id, type(error).__name__)
     return ids

@@ -180,7 +180,8 @@ def find_seat(seats: list[Seat], text: str, *, first: int = 1) -> Seat | None:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[^\s,;:]+", text)
+    words = (w.strip(".!?()'\"“”„") for w in re.findall(r"[^\s,;:]+", text))
+    return [w for w in words if w]
 
 
 def _find_named(seats: list[Seat], words: list[str]) -> Seat | None:
