@@ -30,6 +30,7 @@ last mail a seat gets in a turn carries the table talk it has not seen yet.
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -71,17 +72,13 @@ def notify_level(seat: Seat) -> str:
     return player_level(seat.player.effective_prefs() if seat.player is not None else {})
 
 
-def seat_context(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
-                 *, talk: bool = True) -> mc.GameContext:
-    """``game_context`` plus what issue 4 adds for this seat: its queue, its autopilot and, when
-    ``talk``, the table talk it has not been told (which is then marked as told)."""
+def seat_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat) -> mc.GameContext:
+    """``game_context`` plus what playing ahead adds for this seat: its queue and its autopilot."""
     from .playahead import ahead_view
-    from .talk import take_unseen
 
     queued, autopilot = ahead_view(seat, state)
     ctx = game_context(svc, game, seats, state, seat.seat)
-    lines = take_unseen(session, game.id, seat) if talk else ()
-    return dataclasses.replace(ctx, queued=queued, autopilot=autopilot, table_talk=lines)
+    return dataclasses.replace(ctx, queued=queued, autopilot=autopilot)
 
 
 def unsubscribe_for(svc: Services, game: Game, seat: Seat) -> mc.Unsubscribe | None:
@@ -140,10 +137,12 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
 
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
-                 details: list[Any], *, inbound_id: int | None, now: Any) -> list[OutboundMessage]:
+                 details: list[Any], *, inbound_id: int | None, now: datetime) -> list[OutboundMessage]:
     """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk."""
-    plain = seat_context(session, svc, game, seats, state, seat, talk=False)
-    talking = dataclasses.replace(plain, table_talk=_unseen(session, game, seat))
+    from .talk import take_unseen
+
+    plain = seat_context(svc, game, seats, state, seat)
+    talking = dataclasses.replace(plain, table_talk=take_unseen(session, game.id, seat))
     recipient = recipient_for(seat.player, svc)
     rows = []
     for k, detail in enumerate(details):
@@ -153,9 +152,3 @@ def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat],
         if row is not None:
             rows.append(row)
     return rows
-
-
-def _unseen(session: Session, game: Game, seat: Seat) -> tuple[mc.TalkLine, ...]:
-    from .talk import take_unseen
-
-    return take_unseen(session, game.id, seat)

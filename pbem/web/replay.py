@@ -24,8 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from pbem.config import Settings
-from pbem.engine import PassCards, Rules, apply, move_from_dict, seat_view
-from pbem.engine import GameState
+from pbem.engine import GameState, PassCards, Rules, apply, move_from_dict, seat_view
 
 from .game_page import HandLog, LoggedMove, visible_history
 from .i18n import use_language
