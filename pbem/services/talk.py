@@ -77,7 +77,11 @@ def take_unseen(session: Session, game_id: int, seat: Seat) -> tuple[mc.TalkLine
     return tuple(lines)
 
 
-@seat_command(cmd.Say, needs_active=True)
+@seat_command(cmd.Say)
 def _say(request: SeatRequest) -> Outcome:
-    """Nothing but talk: it was recorded on arrival (``inbound._seat_mail``); no mail back."""
+    """Nothing but talk: it was recorded on arrival (``inbound._seat_mail``); no mail back.
+    Talk at a table that is not running (not started, over) is refused, as it reaches nobody."""
+    game, seat = request.game, request.seat
+    if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED) or seat.status != SeatStatus.JOINED:
+        return request.reject("GAME_NOT_ACTIVE", status=str(game.status))
     return Outcome(InboundStatus.DONE, "TALK_RECORDED", request.base)
