@@ -18,13 +18,12 @@ seat with a deadline, the one step that is due, each exactly once (``reminders_s
 
 A tick that comes late (the scheduler was down) takes only the latest step due: nobody is told
 "24 hours left" about a deadline that has already passed. The tick also ends the vacations that
-are over and, when :mod:`pbem.services.digest` exists, sends the daily digests.
+are over and sends the daily digests (:mod:`pbem.services.digest`).
 Time comes only from ``svc.clock``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import re
 from collections.abc import Mapping
@@ -344,12 +343,10 @@ def send_reminder(session: Session, svc: Services, game: Game, seats: list[Seat]
 
 
 def _digests(svc: Services, now: datetime) -> list[int]:
-    """The daily digests (another engineer's module), when it is there."""
-    if importlib.util.find_spec("pbem.services.digest") is None:
-        return []
-    from pbem.services import digest  # type: ignore[attr-defined]
+    """The daily digests that are due (:func:`pbem.services.digest.send_due_digests`)."""
+    from .digest import send_due_digests
 
     with transaction(svc.session_factory) as session:
-        rows = digest.send_due_digests(session, svc, now)
+        rows = send_due_digests(session, svc, now)
         session.flush()
-        return [getattr(row, "id", row) for row in rows or ()]
+        return [row.id for row in rows]
