@@ -452,3 +452,28 @@ def test_tick_with_nothing_due_does_nothing(svc: Services) -> None:
     assert table.tick() == []
     with transaction(svc.session_factory) as session:
         assert session.scalars(select(Player)).all()
+
+
+def test_two_ticks_at_once_send_each_reminder_once(svc: Services) -> None:
+    """Two workers running ``pbem.tick`` at the same moment (beat fired twice, a retry…)."""
+    import threading
+
+    table = start(svc, Timing(deadline_hours=48, reminder_hours=24))
+    clock(svc).advance(hours=25)  # all four seats are due their first reminder
+    barrier = threading.Barrier(2)
+    results: list[list[int]] = []
+
+    def run() -> None:
+        barrier.wait()
+        results.append(tick(svc))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 2  # both ticks ran to the end
+    sent = outbox(svc, [i for ids in results for i in ids])
+    assert sorted(m.recipient for m in sent) == [address(k) for k in range(4)]
+    assert all(m.kind == "reminder" for m in sent)
+    assert all(table.seat(k).reminders_sent == 1 for k in range(4))
