@@ -44,6 +44,7 @@ __all__ = [
     "MoveHistory",
     "MoveRejected",
     "NotifyChanged",
+    "ForcedCardsChanged",
     "Play",
     "PlayAhead",
     "Recipient",
@@ -68,6 +69,7 @@ __all__ = [
     "StandIn",
     "SubstituteInvitation",
     "SubstituteWanted",
+    "TimeZoneSet",
     "VacationNoted",
 ]
 
@@ -432,6 +434,14 @@ class PlayAhead:
 
 
 @dataclass(frozen=True, slots=True)
+class ForcedCardsChanged:
+    """The player's choice about single legal cards: played for them (``on``) or asked."""
+
+    KIND: ClassVar[str] = "forced_cards"
+    on: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class NotifyChanged:
     """This game's (or, ``everywhere``, every game's) notification choice is now ``level``.
 
@@ -652,13 +662,22 @@ class SeatReplaced:
     game_id: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TimeZoneSet:
+    """The recipient's times are now shown in ``zone`` (an IANA name); ``now`` shows it."""
+
+    KIND: ClassVar[str] = "time_zone"
+    zone: str
+    now: datetime
+
+
 TIME_DETAILS: tuple[type, ...] = (
     Reminder, StandIn, SeatBack, GamePaused, GameResumed, GameAborted, DeadlineExtended,
-    VacationNoted, PlayerAway, SubstituteWanted, SubstituteInvitation, SeatReplaced,
+    VacationNoted, PlayerAway, SubstituteWanted, SubstituteInvitation, SeatReplaced, TimeZoneSet,
 )
 TimeDetail = (
     Reminder | StandIn | SeatBack | GamePaused | GameResumed | GameAborted | DeadlineExtended
-    | VacationNoted | PlayerAway | SubstituteWanted | SubstituteInvitation | SeatReplaced
+    | VacationNoted | PlayerAway | SubstituteWanted | SubstituteInvitation | SeatReplaced | TimeZoneSet
 )
 TIME_GAME_KINDS = frozenset(
     {"reminder", "stand_in", "seat_back", "game_paused", "game_resumed", "game_aborted",
@@ -685,6 +704,7 @@ MailDetail = (
     | Welcome
     | PlayAhead
     | NotifyChanged
+    | ForcedCardsChanged
     | MoveHistory
     | Digest
     | TimeDetail
@@ -713,6 +733,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
             Welcome,
             PlayAhead,
             NotifyChanged,
+            ForcedCardsChanged,
             MoveHistory,
             Digest,
             *TIME_DETAILS,

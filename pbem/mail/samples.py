@@ -36,6 +36,7 @@ from .context import (
     MoveHistory,
     MoveRejected,
     NotifyChanged,
+    ForcedCardsChanged,
     Play,
     PlayAhead,
     Recipient,
@@ -60,6 +61,7 @@ from .context import (  # issue 4, time in long games
     StandIn,
     SubstituteInvitation,
     SubstituteWanted,
+    TimeZoneSet,
     VacationNoted,
 )
 
@@ -147,6 +149,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "VACATION_ALLOWANCE": {"allowance": 30, "left": 4, "asked": 14},
     "NOT_ON_VACATION": {},
     "SUBSTITUTE_CLOSED": {},
+    "BAD_TIMEZONE": {"text": "Mars/Olympus"},
 }
 
 
@@ -304,6 +307,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             ctx(PlayAhead("autopilot_on"), sample_game(hand_number=4, phase="pass", autopilot=False)),
             ctx(PlayAhead("autopilot_off"), waiting),
         ],
+        "forced_cards": [ctx(ForcedCardsChanged(on=False)), ctx(ForcedCardsChanged(on=True))],
         "notify_changed": [
             ctx(NotifyChanged("digest")),
             ctx(NotifyChanged("every_card", everywhere=True)),
@@ -411,6 +415,7 @@ def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
                 ),
             ),
         ],
+        "time_zone": [ctx(TimeZoneSet("America/Sao_Paulo", deadline)), ctx(TimeZoneSet("UTC", deadline), None)],
         "seat_replaced": [
             ctx(SeatReplaced(1, "Dana", NAMES[1])),
             ctx(SeatReplaced(2, NAMES[2], "Ana"), waiting),

@@ -371,6 +371,7 @@ def _move(request: SeatRequest) -> Outcome:
 COMMAND_MODULES: tuple[str, ...] = (
     "pbem.services.absence", "pbem.services.creator",
     "pbem.services.playahead", "pbem.services.talk", "pbem.services.digest", "pbem.services.summaries",
+    "pbem.services.preferences",
 )
 
 

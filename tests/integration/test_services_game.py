@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 
 from pbem.config import Settings
-from pbem.db.models import Game, GameStatus, InboundMessage, InboundStatus, Move, OutboundMessage
+from pbem.db.models import Game, GameStatus, InboundMessage, InboundStatus, Move, OutboundMessage, Player
 from pbem.db.session import transaction
 from pbem.engine import Rules
 from pbem.services.app import Services
@@ -196,3 +196,25 @@ def test_our_own_mail_looped_back_is_never_answered(svc: Services) -> None:
     outcome = inbound_outcome(svc)
     assert outcome["status"] == InboundStatus.IGNORED and outcome["code"] == "AUTO_REPLY"
     assert game_moves(svc, game_id) == before
+
+
+def test_autoplay_off_asks_even_for_a_single_legal_card(svc: Services) -> None:
+    """A single legal card is played for the player by default; "autoplay off" turns that off."""
+    game_id, mails = new_game(svc, pass_cycle=["hold"])
+    with transaction(svc.session_factory) as session:
+        game = load_game(session, game_id, lock=False)
+        assert game.snapshot["trick"] == ["2C"]  # played for its holder
+        leader = game.snapshot["leader"]
+    # The leader turns autoplay off by replying to any mail of the game (here: its game_started mail).
+    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[leader])
+    received = Received.parse(started.raw)
+    answers = deliver(svc, reply_bytes(received, sender=PLAYERS[leader], body="autoplay off"), PLAYERS[leader],
+                      received.reply_to)
+    assert [m.kind for m in answers] == ["forced_cards"]
+    with transaction(svc.session_factory) as session:
+        player = session.scalars(select(Player).where(Player.address == PLAYERS[leader])).one()
+        assert player.effective_prefs()["autoplay_single"] is False
+    # A new game with the same seed (the same deal): now the holder of 2C is asked to lead it.
+    _, mails2 = new_game(svc, pass_cycle=["hold"])
+    asked = [m for m in mails2 if m.kind == "your_turn" and m.recipient == PLAYERS[leader]]
+    assert asked and Received.parse(asked[0].raw).legal == ("2C",)

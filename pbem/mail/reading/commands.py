@@ -167,6 +167,15 @@ class Autopilot:
 
 
 @dataclass(frozen=True, slots=True)
+class ForcedCards:
+    """``autoplay off``: ask me even when I have a single legal card; ``autoplay on``: play it for me
+    (the default)."""
+
+    on: bool = True
+    name: ClassVar[str] = "forced_cards"
+
+
+@dataclass(frozen=True, slots=True)
 class Notify:
     """``notify every card`` / ``notify turn and trick`` / ``notify digest`` / ``notify turn only``.
 
@@ -225,6 +234,14 @@ class Replace:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeZone:
+    """``timezone Europe/Lisbon``: the zone as written, for the service to check."""
+
+    zone: str
+    name: ClassVar[str] = "timezone"
+
+
+@dataclass(frozen=True, slots=True)
 class Unreadable:
     reason: str
     details: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -240,7 +257,8 @@ class Ambiguous:
 
 Command = Union[
     Play, Pass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
-    Vacation, Queue, Autopilot, Notify, Say, History, Pause, Resume, Abort, Unreadable, Ambiguous,
+    Vacation, Queue, Autopilot, ForcedCards, Notify, Say, History, Pause, Resume, Abort, Extend, Replace,
+    TimeZone, Unreadable, Ambiguous,
 ]
 
 # -- the words ---------------------------------------------------------------------------------
@@ -272,6 +290,12 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
                       "pt": ("piloto automático desligado", "desligar piloto automático",
                              "desliga o piloto automático"),
                       "ro": ("pilot automat oprit", "oprește pilotul automat", "fără pilot automat")},
+    "forced_on": {"en": ("autoplay on", "autoplay", "play forced cards", "play my only card"),
+                  "pt": ("jogada automática ligada", "jogar cartas forçadas", "jogar a carta única"),
+                  "ro": ("joc automat pornit", "joacă cărțile forțate", "joacă singura carte")},
+    "forced_off": {"en": ("autoplay off", "no autoplay", "ask me always", "always ask me"),
+                   "pt": ("jogada automática desligada", "sem jogada automática", "perguntar sempre"),
+                   "ro": ("joc automat oprit", "fără joc automat", "întreabă-mă mereu")},
     "pause": {"en": ("pause",), "pt": ("pausa", "pausar"), "ro": ("pauză", "pauzeaza")},
     "resume": {"en": ("resume", "unpause", "continue"), "pt": ("retomar", "continuar"),
                "ro": ("reluare", "reia", "continuă")},
@@ -283,6 +307,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "replace": {"en": ("replace", "substitute"), "pt": ("substituir", "substitui"),
                 "ro": ("înlocuiește", "înlocuire")},
     "say": {"en": ("say",), "pt": ("diz", "dizer", "diga"), "ro": ("spune", "spun")},
+    "timezone": {"en": ("timezone", "time zone"), "pt": ("fuso horário", "fuso"), "ro": ("fus orar", "fusul orar")},
     "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
                  "ro": ("concediu", "vacanță", "plecat")},
     "queue": {"en": ("queue",), "pt": ("fila",), "ro": ("coadă",)},
@@ -292,7 +317,8 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
                  "ro": ("joc nou", "partidă nouă")},
 }
-_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace"})
+_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace",
+                                 "timezone"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
 #: Words read only when the mail answered asked for them (``expected``).
@@ -518,10 +544,14 @@ def _build(line: _Line, whole_text: str) -> Command:
         return _notify(line.argument)
     if command == "autopilot_off":
         return Autopilot(on=False)
+    if command in ("forced_on", "forced_off"):
+        return ForcedCards(on=command == "forced_on")
     if command == "new_game":
         return _new_game(whole_text)
     if command == "extend":
         return Extend(line.argument)
+    if command == "timezone":
+        return TimeZone(line.argument)
     if command == "replace":
         return Replace(line.argument)
     simple: dict[str, type] = {
