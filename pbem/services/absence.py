@@ -31,17 +31,22 @@ each player has :data:`VACATION_DAYS_PER_YEAR` days per calendar year (UTC), cou
 days of absence; asking for more is refused with a mail that says how many are left. A vacation
 ends at its date (the tick), by ``vacation off``, or when the player writes to a seat a computer
 player holds for them (coming back early); days not used return to the allowance.
+
+**Time zone** (``timezone Europe/Lisbon``): the zone the player's mails show times in (deadlines,
+"waiting since") and in which their vacation dates are read; an IANA name, in any case, spaces
+for underscores.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
 import secrets
 from collections import Counter
 from datetime import UTC, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
@@ -418,6 +423,30 @@ def vacation_command(request: SeatRequest) -> Outcome:
         return request.reject(refused.code, text=text, **refused.details)
     mails += request.reply(mc.VacationNoted(until=until, days_left=days_left(session, player, now)))
     return Outcome(InboundStatus.DONE, "VACATION_SET", {**request.base, "until": until.isoformat()}, mails)
+
+
+# -- the player's time zone --------------------------------------------------------------------------------
+
+
+@functools.cache
+def _zones() -> dict[str, str]:
+    zones = {zone.lower(): zone for zone in available_timezones()}
+    zones.update({"utc": "UTC", "gmt": "UTC", "z": "UTC"})
+    return zones
+
+
+def find_zone(text: str) -> str | None:
+    """The IANA zone ``text`` names (``europe/lisbon``, ``America/Sao Paulo``), or None."""
+    return _zones().get("_".join(text.split()).lower()) if text.strip() else None
+
+
+@seat_command(cmd.TimeZone)
+def time_zone_command(request: SeatRequest) -> Outcome:
+    zone = find_zone(request.command.zone)
+    if zone is None:
+        return request.reject("BAD_TIMEZONE", text=request.command.zone)
+    request.owner.timezone = zone
+    return request.answer(mc.TimeZoneSet(zone=zone, now=request.now), "TIMEZONE_SET", zone=zone)
 
 
 # -- substitutes ------------------------------------------------------------------------------------------

@@ -166,3 +166,24 @@ def test_a_new_vacation_date_while_away_keeps_the_bot_and_tells_the_others_again
     assert last_outcome(svc)["code"] == "VACATION_SET"
     assert sorted(m.recipient for m in again if m.kind == "player_away") == [address(k) for k in (1, 2, 3)]
     assert table.seat(0).stand_in == "vacation"
+
+
+def test_a_player_sets_their_time_zone_and_mails_follow_it(svc: Services) -> None:
+    table = start(svc, Timing(deadline_hours=48))
+    table.reply(table.latest(1), "timezone Mars/Olympus")
+    assert last_outcome(svc)["code"] == "BAD_TIMEZONE"
+    assert "is not a time zone I know" in text_of(table.latest(1))
+    answer = table.reply(table.latest(1), "fuso horário america/sao paulo")
+    assert last_outcome(svc)["code"] == "TIMEZONE_SET"
+    assert "shown in the America/Sao_Paulo time zone: it is Thu, Jan 1, 2026, 9:00" in text_of(answer[0])
+    with transaction(svc.session_factory) as session:
+        player = session.scalars(select(Player).where(Player.address == address(1))).one()
+        assert player.timezone == "America/Sao_Paulo"
+    status = table.reply(table.latest(1), "status")
+    assert "Please move by Sat, Jan 3, 2026, 9:00" in text_of(status[0])  # 48 h after noon UTC, in São Paulo
+    assert "(Brasilia Standard Time)" in text_of(status[0])
+    # Vacation dates are read in that zone too: back at their midnight.
+    table.reply(table.latest(1), "vacation until 3 January")
+    with transaction(svc.session_factory) as session:
+        player = session.scalars(select(Player).where(Player.address == address(1))).one()
+        assert player.vacation_until == datetime(2026, 1, 4, 3, 0, tzinfo=UTC)
