@@ -2,8 +2,9 @@
 
 ``make_relay(settings)`` picks one:
 
-- ``SmtpRelay`` when ``PBEM_RELAY_HOST`` is set: one SMTP connection per mail
-  (``PBEM_RELAY_TLS`` none / starttls / ssl; AUTH when ``PBEM_RELAY_USER`` is set).
+- ``SmtpRelay`` when ``PBEM_RELAY_HOST`` is set (``PBEM_RELAY_TLS`` none / starttls /
+  ssl; AUTH when ``PBEM_RELAY_USER`` is set): one SMTP connection per batch of mails
+  (``relay_session``: the mails of one move), one per mail through ``deliver``.
 - ``DevMailbox`` when it is empty (``pbem serve`` on a laptop): the mail is
   written to a file, and the web front shows it.
 
@@ -41,6 +42,8 @@ import os
 import smtplib
 import ssl
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -57,6 +60,7 @@ __all__ = [
     "dev_mailbox_dir",
     "dev_mailbox_name",
     "make_relay",
+    "relay_session",
 ]
 
 DEV_MAILBOX_DIRNAME = "devmail"
@@ -80,6 +84,18 @@ class Relay(Protocol):
         """Hand ``raw`` over for ``recipients``; ``key`` names the outbox row.
         Raises ``RelayError`` when it could not."""
         ...
+
+
+@contextmanager
+def relay_session(relay: Relay) -> Iterator[Relay]:
+    """A relay for several mails in a row: ``SmtpRelay`` keeps one connection open
+    for them (``SmtpRelay.session``); any other relay is used as it is."""
+    session = getattr(relay, "session", None)
+    if session is None:
+        yield relay
+        return
+    with session() as opened:
+        yield opened
 
 
 def bounce_address(settings: Settings) -> str:
@@ -114,10 +130,14 @@ def make_relay(settings: Settings) -> Relay:
 
 @dataclass(frozen=True)
 class SmtpRelay:
-    """Delivers through an SMTP relay, one connection per message.
+    """Delivers through an SMTP relay.
 
-    A connection per message keeps failures independent and leaves nothing open
-    between tasks; game mail is a trickle, not a bulk send.
+    ``deliver`` opens a connection for one message.  ``session()`` keeps one open for
+    several (the mails of one move: a connection, greeting, EHLO and QUIT per move
+    instead of per mail), reconnecting after any error, so a failure still concerns
+    one message and never the next.  Nothing stays open between sessions: game mail
+    is a trickle, not a bulk send, and an idle connection would be closed by the
+    relay anyway.
     """
 
     host: str
@@ -130,34 +150,28 @@ class SmtpRelay:
     timeout: float = RELAY_TIMEOUT_S
 
     def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        with self.session() as session:
+            session.deliver(raw, recipients=recipients, key=key)
+
+    @contextmanager
+    def session(self) -> Iterator[SmtpRelaySession]:
+        session = SmtpRelaySession(self)
         try:
-            with self._connect() as client:
-                if self.tls == "starttls":
-                    client.starttls(context=ssl.create_default_context())
-                if self.user:
-                    client.login(self.user, self.password)
-                refused = client.sendmail(self.sender, recipients, raw)
-        except smtplib.SMTPRecipientsRefused as error:
-            raise _from_refusals(error.recipients) from error
-        except smtplib.SMTPResponseException as error:
-            # Sender refused, DATA refused, AUTH refused, STARTTLS refused...
-            # AUTH failures are configuration problems: worth retrying once fixed.
-            permanent = error.smtp_code >= 500 and not isinstance(
-                error, smtplib.SMTPAuthenticationError
-            )
-            raise RelayError(
-                f"relay answered {error.smtp_code} {_text(error.smtp_error)}",
-                permanent=permanent,
-                code=error.smtp_code,
-            ) from error
-        except (smtplib.SMTPException, OSError) as error:  # connection, TLS, timeouts
-            raise RelayError(
-                f"relay {self.host}:{self.port} unreachable: {error!r}", permanent=False
-            ) from error
-        if refused:
-            # Some recipients refused, the others accepted: the message went out.
-            # Outbox rows have one recipient, so this only happens to other callers.
-            raise _from_refusals(refused)
+            yield session
+        finally:
+            session.close()
+
+    def _open(self) -> smtplib.SMTP:
+        client = self._connect()
+        try:
+            if self.tls == "starttls":
+                client.starttls(context=ssl.create_default_context())
+            if self.user:
+                client.login(self.user, self.password)
+        except BaseException:
+            client.close()
+            raise
+        return client
 
     def _connect(self) -> smtplib.SMTP:
         if self.tls == "ssl":
@@ -171,6 +185,63 @@ class SmtpRelay:
         return smtplib.SMTP(
             self.host, self.port, local_hostname=self.local_hostname, timeout=self.timeout
         )
+
+
+class SmtpRelaySession:
+    """Mails handed over one after another on one connection to the relay."""
+
+    def __init__(self, relay: SmtpRelay) -> None:
+        self.relay = relay
+        self._client: smtplib.SMTP | None = None
+
+    def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        relay = self.relay
+        try:
+            if self._client is None:
+                self._client = relay._open()
+            refused = self._client.sendmail(relay.sender, recipients, raw)
+        except smtplib.SMTPRecipientsRefused as error:
+            self._drop()
+            raise _from_refusals(error.recipients) from error
+        except smtplib.SMTPResponseException as error:
+            self._drop()
+            # Sender refused, DATA refused, AUTH refused, STARTTLS refused...
+            # AUTH failures are configuration problems: worth retrying once fixed.
+            permanent = error.smtp_code >= 500 and not isinstance(
+                error, smtplib.SMTPAuthenticationError
+            )
+            raise RelayError(
+                f"relay answered {error.smtp_code} {_text(error.smtp_error)}",
+                permanent=permanent,
+                code=error.smtp_code,
+            ) from error
+        except (smtplib.SMTPException, OSError) as error:  # connection, TLS, timeouts
+            self._drop()
+            raise RelayError(
+                f"relay {relay.host}:{relay.port} unreachable: {error!r}", permanent=False
+            ) from error
+        if refused:
+            # Some recipients refused, the others accepted: the message went out.
+            # Outbox rows have one recipient, so this only happens to other callers.
+            raise _from_refusals(refused)
+
+    def _drop(self) -> None:
+        """Forget the connection after an error: the next mail starts on a fresh one."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except OSError:
+                pass  # already broken; nothing more to release
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            client.quit()
+        except (smtplib.SMTPException, OSError):
+            client.close()
 
 
 def _from_refusals(refusals: dict[str, tuple[int, bytes]]) -> RelayError:

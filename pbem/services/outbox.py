@@ -4,19 +4,22 @@ Rows are written by the services in the same transaction as the move that
 caused them; here they are sent (``send_outbound``) and found again by the
 periodic sweep (``due_outbound``, ``stale_inbound``).
 
-How one row is sent, so that two senders never send it twice at once:
+How rows are sent, so that two senders never send one twice at once
+(``send_outbound_batch``: the mails of one move together; ``send_outbound``: one):
 
-1. *Claim*, in a short transaction with the row locked (``SELECT .. FOR UPDATE``
-   on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` serialises writers): skip it when
-   it is sent, given up, or not due yet; otherwise count the attempt and push
+1. *Claim*, in one short transaction, with one ``UPDATE .. WHERE status = 'pending'
+   AND next_attempt_at <= now RETURNING ..`` (it locks the rows it changes; SQLite's
+   ``BEGIN IMMEDIATE`` serialises writers): count the attempt and push
    ``next_attempt_at`` one *lease* ahead.  Another sender (a duplicate task, the
-   sweep) now finds it "not due" and leaves it alone.
-2. *Deliver* through the relay with no transaction open: a slow relay must not
-   hold a database lock (on SQLite that would stall the SMTP front).
-3. *Record* the result in a second short transaction: ``sent`` with ``sent_at``;
-   or, for a temporary failure, ``pending`` again with ``next_attempt_at`` after
-   an exponential backoff and ``last_error``; or ``failed`` for a permanent
-   refusal or when the attempts are used up.
+   sweep) now finds them "not due" and leaves them alone.  Rows not claimed are
+   looked at again only to say why (sent, given up, not due, missing).
+2. *Deliver* each through the relay with no transaction open (a slow relay must not
+   hold a database lock: on SQLite that would stall the SMTP front), on one relay
+   connection for the batch; each mail succeeds or fails on its own.
+3. *Record* the results in a second short transaction: ``sent`` with ``sent_at``
+   (one UPDATE for all that went out); or, for a temporary failure, ``pending``
+   again with ``next_attempt_at`` after an exponential backoff and ``last_error``;
+   or ``failed`` for a permanent refusal or when the attempts are used up.
 
 A sender that dies between 1 and 3 leaves the row pending with its lease: once
 the lease expires the row is due again and the sweep re-queues it.  The lease is
@@ -38,13 +41,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import transaction
-from pbem.mail.relay import Relay, RelayError, make_relay
+from pbem.mail.relay import Relay, RelayError, make_relay, relay_session
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -55,6 +58,7 @@ __all__ = [
     "due_outbound",
     "next_attempts",
     "send_outbound",
+    "send_outbound_batch",
     "stale_inbound",
 ]
 
@@ -137,69 +141,134 @@ def send_outbound(
     Idempotent: a row already sent (or being sent by someone else) is skipped.
     ``relay`` defaults to the configured one (``make_relay(svc.settings)``).
     """
-    claim_or_result = _claim(svc, outbound_id, policy)
-    if isinstance(claim_or_result, SendResult):
-        return claim_or_result
-    claim = claim_or_result
-    relay = relay or make_relay(svc.settings)
-    try:
-        relay.deliver(claim.raw, recipients=[claim.recipient], key=outbound_id)
-    except RelayError as error:
-        return _record_failure(svc, outbound_id, claim, error, policy)
-    return _record_sent(svc, outbound_id)
+    return send_outbound_batch(svc, [outbound_id], policy=policy, relay=relay)[outbound_id]
 
 
-def _claim(svc: OutboxServices, outbound_id: int, policy: RetryPolicy) -> _Claim | SendResult:
+def send_outbound_batch(
+    svc: OutboxServices,
+    outbound_ids: Sequence[int],
+    *,
+    policy: RetryPolicy = DEFAULT_RETRY,
+    relay: Relay | None = None,
+) -> dict[int, SendResult]:
+    """Send those of ``outbound_ids`` that are due, each on its own, and record what
+    happened to each: one claim and one record transaction for the lot, one relay
+    connection, but a result (and retries) per row."""
+    ids = list(dict.fromkeys(int(i) for i in outbound_ids))
+    if not ids:
+        return {}
+    claims, results = _claim(svc, ids, policy)
+    if claims:
+        relay = relay or make_relay(svc.settings)
+        failures: dict[int, RelayError] = {}
+        with relay_session(relay) as session:
+            for outbound_id, claim in claims.items():
+                try:
+                    session.deliver(claim.raw, recipients=[claim.recipient], key=outbound_id)
+                except RelayError as error:
+                    failures[outbound_id] = error
+        results.update(_record(svc, claims, failures, policy))
+    return {outbound_id: results[outbound_id] for outbound_id in ids}
+
+
+def _claim(
+    svc: OutboxServices, ids: list[int], policy: RetryPolicy
+) -> tuple[dict[int, _Claim], dict[int, SendResult]]:
+    """Claim the due rows among ``ids``; say why each other one was not claimed."""
     with transaction(svc.session_factory) as session:
         now = svc.clock.now()
-        row = session.get(OutboundMessage, outbound_id, with_for_update=True)
-        if row is None:
-            return SendResult.MISSING
-        if row.status is OutboundStatus.SENT:
-            return SendResult.ALREADY_SENT
-        if row.status is OutboundStatus.FAILED:
-            return SendResult.GAVE_UP
-        if row.next_attempt_at > now + policy.grace:
-            return SendResult.NOT_DUE
-        row.attempts += 1
-        row.next_attempt_at = now + policy.lease
-        return _Claim(raw=row.raw, recipient=row.recipient, attempt=row.attempts)
+        claimed = session.execute(
+            update(OutboundMessage)
+            .where(
+                OutboundMessage.id.in_(ids),
+                OutboundMessage.status == OutboundStatus.PENDING,
+                OutboundMessage.next_attempt_at <= now + policy.grace,
+            )
+            .values(attempts=OutboundMessage.attempts + 1, next_attempt_at=now + policy.lease)
+            .returning(
+                OutboundMessage.id,
+                OutboundMessage.raw,
+                OutboundMessage.recipient,
+                OutboundMessage.attempts,
+            )
+            .execution_options(synchronize_session=False)
+        ).all()
+        claims = {
+            row.id: _Claim(raw=row.raw, recipient=row.recipient, attempt=row.attempts)
+            for row in sorted(claimed, key=lambda row: row.id)
+        }
+        results: dict[int, SendResult] = {}
+        others = [i for i in ids if i not in claims]
+        if others:
+            statuses = {
+                row.id: row.status
+                for row in session.execute(
+                    select(OutboundMessage.id, OutboundMessage.status).where(OutboundMessage.id.in_(others))
+                )
+            }
+            for outbound_id in others:
+                status = statuses.get(outbound_id)
+                if status is None:
+                    results[outbound_id] = SendResult.MISSING
+                elif status is OutboundStatus.SENT:
+                    results[outbound_id] = SendResult.ALREADY_SENT
+                elif status is OutboundStatus.FAILED:
+                    results[outbound_id] = SendResult.GAVE_UP
+                else:
+                    results[outbound_id] = SendResult.NOT_DUE
+        return claims, results
 
 
-def _record_sent(svc: OutboxServices, outbound_id: int) -> SendResult:
+def _record(
+    svc: OutboxServices,
+    claims: dict[int, _Claim],
+    failures: dict[int, RelayError],
+    policy: RetryPolicy,
+) -> dict[int, SendResult]:
+    sent = [outbound_id for outbound_id in claims if outbound_id not in failures]
+    results: dict[int, SendResult] = {}
     with transaction(svc.session_factory) as session:
-        row = session.get(OutboundMessage, outbound_id, with_for_update=True)
-        if row is None:  # deleted while we sent it: nothing left to record on
-            return SendResult.SENT
-        row.status = OutboundStatus.SENT
-        row.sent_at = svc.clock.now()
-        row.last_error = None
-    log.info("outbound %s sent to %s", outbound_id, row.recipient)
-    return SendResult.SENT
+        now = svc.clock.now()
+        if sent:
+            # A row deleted while we sent it has nothing left to record on: still sent.
+            session.execute(
+                update(OutboundMessage)
+                .where(OutboundMessage.id.in_(sent))
+                .values(status=OutboundStatus.SENT, sent_at=now, last_error=None)
+                .execution_options(synchronize_session=False)
+            )
+            results.update(dict.fromkeys(sent, SendResult.SENT))
+        for outbound_id, error in failures.items():
+            results[outbound_id] = _record_failure(
+                session, now, outbound_id, claims[outbound_id], error, policy
+            )
+    if sent:
+        log.info("outbound %s sent", ", ".join(str(i) for i in sent))
+    return results
 
 
 def _record_failure(
-    svc: OutboxServices,
+    session: Session,
+    now: datetime,
     outbound_id: int,
     claim: _Claim,
     error: RelayError,
     policy: RetryPolicy,
 ) -> SendResult:
-    with transaction(svc.session_factory) as session:
-        row = session.get(OutboundMessage, outbound_id, with_for_update=True)
-        if row is None:
-            return SendResult.FAILED
-        if row.status is OutboundStatus.SENT:
-            # Our lease ran out and another sender got it through meanwhile.
-            return SendResult.ALREADY_SENT
-        row.last_error = str(error)
-        if error.permanent or claim.attempt >= policy.max_attempts:
-            row.status = OutboundStatus.FAILED
-            result = SendResult.FAILED
-        else:
-            row.status = OutboundStatus.PENDING
-            row.next_attempt_at = svc.clock.now() + policy.delay(claim.attempt)
-            result = SendResult.RETRY
+    row = session.get(OutboundMessage, outbound_id, with_for_update=True)
+    if row is None:
+        return SendResult.FAILED
+    if row.status is OutboundStatus.SENT:
+        # Our lease ran out and another sender got it through meanwhile.
+        return SendResult.ALREADY_SENT
+    row.last_error = str(error)
+    if error.permanent or claim.attempt >= policy.max_attempts:
+        row.status = OutboundStatus.FAILED
+        result = SendResult.FAILED
+    else:
+        row.status = OutboundStatus.PENDING
+        row.next_attempt_at = now + policy.delay(claim.attempt)
+        result = SendResult.RETRY
     level = logging.WARNING if result is SendResult.RETRY else logging.ERROR
     log.log(level, "outbound %s attempt %s: %s (%s)", outbound_id, claim.attempt, error, result)
     return result
