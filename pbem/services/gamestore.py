@@ -13,9 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload, selectinload
 
-from pbem.db.models import Game, Move
+from pbem.db.models import Game, Move, Seat
 from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
 from pbem.engine import Move as EngineMove
 
@@ -25,10 +25,24 @@ class GameNotFound(LookupError):
 
 
 def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
-    """The game row, locked for this transaction when ``lock`` (the default)."""
-    query = select(Game).where(Game.id == game_id)
+    """The game row, locked for this transaction when ``lock`` (the default), with its seats
+    and their players.
+
+    Two statements: the game row (locked), then its seats joined with their players.  A move
+    reads every seat and every seated player (who is told what, in which language), and loading
+    them lazily cost a query each, plus a flush of the pending changes before each (so the game
+    row was updated twice per move).  The seats must come from a statement issued *after* the
+    lock was granted: joined into the locking statement, PostgreSQL would return the seats as
+    they were when that statement started waiting for the lock (READ COMMITTED re-reads only
+    the locked row), i.e. from before the move of the worker that held it.
+    """
+    query = (
+        select(Game)
+        .where(Game.id == game_id)
+        .options(selectinload(Game.seats).joinedload(Seat.player))
+    )
     if lock:
-        query = query.with_for_update()
+        query = query.with_for_update(of=Game)
     game = session.scalars(query).one_or_none()
     if game is None:
         raise GameNotFound(game_id)

@@ -58,7 +58,7 @@ def choose(received: Received, rng: random.Random, pass_count: int = 3) -> str:
 
 def reply_bytes(received: Received, *, sender: str, body: str, message_id: str | None = None) -> bytes:
     """A reply as a mail client writes it: new text on top, the original quoted below."""
-    quoted = "\n".join("> " + line for line in received.text.splitlines()[:40])
+    quoted = "\r\n".join("> " + line for line in received.text.splitlines()[:40])
     message_id = message_id or make_msgid(domain=sender.split("@")[1])
     lines = [
         f"From: {sender}",
