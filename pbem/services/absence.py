@@ -168,10 +168,17 @@ def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seat
 # -- taking a seat back ----------------------------------------------------------------------------------
 
 
+#: What a returning player's mail may say that the ``seat_back`` mail answers by itself: a card for
+#: a decision the computer player made meanwhile, text like "I'm back!", ``status``, ``help``.
+ANSWERED_BY_SEAT_BACK = (*MOVES, cmd.Unreadable, cmd.Ambiguous, cmd.Status, cmd.Help)
+
+
 def take_seat_back(request: SeatRequest) -> Outcome:
-    """A verified mail to a seat a computer player holds (or whose absence paused the game)."""
+    """A verified mail to a seat a computer player holds (or whose absence paused the game): the
+    stand-in ends (a vacation ends early, a pause for this seat ends), then a move for the current
+    decision is applied, other commands are carried out, and anything else is answered by the
+    ``seat_back`` mail (the resumed game's mail when the game was paused for this seat)."""
     from .creator import resume_game
-    from .inbound import _unknown_command
 
     session, svc, game, seat, now = request.session, request.svc, request.game, request.seat, request.now
     command, inbound_id = request.command, request.row.id
@@ -194,9 +201,7 @@ def take_seat_back(request: SeatRequest) -> Outcome:
                     and game.status == GameStatus.ACTIVE)
     if not current_move and reason != PAUSED_FOR:
         mails += tell(session, svc, game, sorted_seats(game), state, seat, mc.SeatBack(), now, inbound_id)
-    handler, _ = SEAT_COMMANDS.get(type(command), (_unknown_command, True))
-    if current_move or not (isinstance(command, (*MOVES, cmd.Unreadable, cmd.Ambiguous, cmd.Status, cmd.Help))
-                            or handler is _unknown_command):
+    if current_move or (type(command) in SEAT_COMMANDS and not isinstance(command, ANSWERED_BY_SEAT_BACK)):
         request.state = state
         outcome = _dispatch(request)
         outcome.mails[:0] = mails

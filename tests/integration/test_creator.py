@@ -270,3 +270,17 @@ def test_the_operators_commands(db_url: str, tmp_path: Path) -> None:
         assert bad.exit_code != 0 and "no game 999" in bad.output
     finally:
         services.close()
+
+
+def test_a_creator_back_from_a_stand_in_is_obeyed_at_once(svc: Services) -> None:
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0))
+    for k in (1, 2, 3):
+        table.move(k)
+    clock(svc).advance(hours=24)
+    assert table.tick()[0].recipient == address(0)  # the creator's stand-in mail
+    assert table.seat(0).stand_in == "deadline"
+    answers = tell(table, 0, "pause")
+    assert last_outcome(svc)["code"] == "GAME_PAUSED"
+    assert last_outcome(svc)["seat_taken_back"] == "deadline"
+    assert [m.kind for m in answers if m.recipient == address(0)] == ["seat_back", "game_paused"]
+    assert table.seat(0).stand_in is None and table.game().status == GameStatus.PAUSED
