@@ -547,19 +547,23 @@ class GameState:
         t = self.t
         self.to_move = -1
         shooter = None
+        k = self._k
         if t.sun:
-            for seat, won in enumerate(self.tricks_won):
-                if won == t.hand_size:
+            for seat in range(t.players):
+                if k.tricks_won >> 8 * seat & 0xFF == t.hand_size:
                     shooter = (seat, "sun")
-        if shooter is None and t.moon != "none" and t.penalty_mask:
-            for seat, m in enumerate(self.taken):
-                if m & t.penalty_mask == t.penalty_mask:
+        pen = t.penalty_mask
+        if shooter is None and t.moon != "none" and pen:
+            for seat in range(t.players):
+                if k.taken >> 52 * seat & pen == pen:
                     shooter = (seat, "moon")
         if shooter is None:
             self._score(None, out)
         elif t.moon == "choice":
             self.phase = MOON
-            self._h = self._h._replace(shooter=shooter)
+            h = self._h
+            self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes,
+                                         h.received, h.totals, h.history, shooter, h.winners))
             if out is not None:
                 out.append(ev.MoonChoiceNeeded(*shooter))
         elif t.moon == "safety":
@@ -600,14 +604,15 @@ class GameState:
                 points = [m] * n
                 points[moon.seat] = 0
         if t.bonus_bit:
-            for seat, taken in enumerate(self.taken):
-                if taken & t.bonus_bit:
+            taken = self._k.taken
+            for seat in range(n):
+                if taken >> 52 * seat & t.bonus_bit:
                     points[seat] += t.bonus
         return tuple(points)
 
     def _new_totals(self, points: tuple[int, ...]) -> tuple[int, ...]:
         t = self.t
-        totals = tuple(a + b for a, b in zip(self.totals, points))
+        totals = tuple(map(int.__add__, self._h.totals, points))
         if t.exact_target_reset is not None:
             totals = tuple(t.exact_target_reset if x == t.target else x for x in totals)
         return totals
@@ -618,7 +623,7 @@ class GameState:
         if t.end_after_hands is not None:
             ended = hand_no >= t.end_after_hands
         else:
-            ended = any(x >= t.target for x in totals)
+            ended = max(totals) >= t.target
         if not ended:
             return None
         best = min(totals) if t.lowest_wins else max(totals)
@@ -637,9 +642,10 @@ class GameState:
         """(On a fresh copy.) Rule 9: hand scores, totals, exact reset, end of game."""
         points = self._hand_points(moon)
         totals = self._new_totals(points)
-        winners = self._winners(totals, self.hand_no)
-        self._h = self._h._replace(totals=totals, history=self.history + ((points, totals, moon),),
-                                   winners=winners or ())
+        h = self._h
+        winners = self._winners(totals, h.hand_no)
+        self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes, h.received,
+                                     totals, h.history + ((points, totals, moon),), h.shooter, winners or ()))
         if out is not None:
             out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won))
         self.to_move = -1
