@@ -380,7 +380,10 @@ class GameState:
             leader = (self.dealer + 1) % t.players
         else:
             bit = 1 << t.lowest_club
-            leader = next(s for s in range(t.players) if self._hands >> 52 * s & bit)
+            hands = self._hands
+            leader = 0
+            while not hands >> 52 * leader & bit:
+                leader += 1
         self.phase = PLAY
         k = self._k
         self._k = _new_tuple(_Tricks, (leader, 0, k.taken, k.points, k.tricks_won, None))
@@ -413,9 +416,9 @@ class GameState:
             mask |= 1 << i
             chosen.append(i)
         s = self._copy()
-        passes = list(self.passes)
-        passes[seat] = tuple(chosen)
         h = self._h
+        passes = list(h.passes)
+        passes[seat] = tuple(chosen)
         s._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, tuple(passes),
                                   h.received, h.totals, h.history, h.shooter, h.winners))
         s._hands = self._hands & ~(mask << 52 * seat)
