@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
+POOL_RECYCLE_S = 3600
 SQLITE_BEGIN_MODES = ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")
 
 
@@ -48,7 +49,14 @@ def make_engine(
         engine = create_engine(url, **engine_kwargs)
         _tune_sqlite(engine, busy_timeout_s=busy_timeout_s, begin=f"BEGIN {sqlite_begin}")
         return engine
-    engine_kwargs.setdefault("pool_pre_ping", True)
+    # No pre-ping: it costs a round trip on every checkout (four per move).  A connection
+    # that died (server restarted) fails the one transaction that used it, which the
+    # callers already treat as a temporary failure (the SMTP front answers 451 and the
+    # sender retries; tasks retry OperationalError with backoff); SQLAlchemy then
+    # discards the whole pool.  Connections are recycled hourly against idle timeouts
+    # of proxies and firewalls.
+    engine_kwargs.setdefault("pool_pre_ping", False)
+    engine_kwargs.setdefault("pool_recycle", POOL_RECYCLE_S)
     return create_engine(url, **engine_kwargs)
 
 

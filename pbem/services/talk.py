@@ -61,11 +61,14 @@ def take_unseen(session: Session, game_id: int, seat: Seat) -> tuple[mc.TalkLine
 
     Call it only for a mail that is actually being written: the lines are then passed on.
     """
-    rows = session.execute(
-        select(TableTalk.id, TableTalk.seat, TableTalk.text)
-        .where(TableTalk.game_id == game_id, TableTalk.id > seat.talk_seen)
-        .order_by(TableTalk.id)
-    ).all()
+    # No autoflush: talk rows are flushed when said (``record_talk``), and flushing here wrote each
+    # outbox row of the turn on its own (one INSERT per seat) instead of all in one statement.
+    with session.no_autoflush:
+        rows = session.execute(
+            select(TableTalk.id, TableTalk.seat, TableTalk.text)
+            .where(TableTalk.game_id == game_id, TableTalk.id > seat.talk_seen)
+            .order_by(TableTalk.id)
+        ).all()
     if not rows:
         return ()
     seat.talk_seen = rows[-1].id
