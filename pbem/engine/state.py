@@ -337,7 +337,7 @@ class GameState:
         except (KeyError, TypeError):
             bad = next((c for c in deck if c not in CARD_INDEX), None)
             raise IllegalMove(Reason.BAD_DECK, problem="unknown_card", card=str(bad)) from None
-        if len(bits) != t.deck_size or sum(bits) != t.deck_mask or len(set(bits)) != len(bits):
+        if len(bits) != t.deck_size:
             raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(bits), expected=t.deck_size)
         hand_no = self.hand_no + 1
         direction = pass_direction or t.pass_direction(hand_no)
@@ -351,10 +351,20 @@ class GameState:
             if direction == "scatter" and t.pass_count % (n - 1):
                 raise IllegalMove(Reason.BAD_DECK, problem="bad_pass_direction", pass_direction=direction)
         dealer = (hand_no + n - 2) % n
-        # One card at a time clockwise from the dealer's left: seat s gets every n-th card.
-        packed = 0
+        # One card at a time clockwise from the dealer's left: seat s gets every n-th card. A sum of
+        # distinct bits has as many bits set as terms (a repeated card carries), and the hands
+        # together must be exactly the cards in play.
+        packed = every = 0
+        size = t.hand_size
         for seat in range(n):
-            packed |= sum(bits[(seat - dealer - 1) % n::n]) << 52 * seat
+            hand = sum(bits[(seat - dealer - 1) % n::n])
+            if hand.bit_count() != size:
+                every = -1
+                break
+            every |= hand
+            packed |= hand << 52 * seat
+        if every != t.deck_mask:
+            raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(bits), expected=t.deck_size)
         zeros = (0,) * n
         h = self._h
         s = self._copy()
