@@ -110,7 +110,7 @@ class GameState:
         return s
 
     def _copy(self) -> "GameState":
-        s = object.__new__(GameState)
+        s = _new_object(GameState)
         s.t = self.t
         s.phase = self.phase
         s._hands = self._hands
@@ -513,7 +513,7 @@ class GameState:
         t = self.t
         seat = self.to_move
         trick = self.trick + (i,)
-        s = object.__new__(GameState)
+        s = _new_object(GameState)
         s.t = t
         s.phase = PLAY
         s._hands = self._hands ^ bit << 52 * seat
@@ -767,6 +767,7 @@ class GameState:
 
 
 _new_tuple = tuple.__new__  # makes a NamedTuple without its Python-level __new__ (hot path)
+_new_object = object.__new__
 
 
 def _pack(masks: Sequence[int]) -> int:
