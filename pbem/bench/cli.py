@@ -24,7 +24,7 @@ def engine(rounds: int, seconds: float) -> None:
 @click.option("--database", type=click.Choice(["postgresql", "sqlite"]), default="postgresql", show_default=True)
 @click.option("--rates", default="10,25,50,100,150,200,250", show_default=True, help="offered moves/s, in steps")
 @click.option("--step-seconds", default=15.0, show_default=True)
-@click.option("--games", default=300, show_default=True, help="played tables per notification mode")
+@click.option("--games", default=200, show_default=True, help="played tables per notification mode")
 @click.option("--modes", default="heavy,default", show_default=True, help="heavy (every card), default")
 @click.option("--idle-moves", default=50, show_default=True, help="moves one at a time (0: skip)")
 @click.option("--flat", "flat_sizes", default="10,1000,10000", show_default=True,
@@ -33,13 +33,16 @@ def engine(rounds: int, seconds: float) -> None:
 @click.option("--flat-seconds", default=15.0, show_default=True)
 @click.option("--concurrency", default=2, show_default=True, help="worker pool processes")
 @click.option("--keep-dir", is_flag=True, help="keep the servers' directory and logs")
+@click.option("--profile", "profile_rate", default=0.0, help="then a step at this rate under py-spy (0: none)")
 def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, idle_moves: int,
-        flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, keep_dir: bool) -> None:
+        flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, keep_dir: bool,
+        profile_rate: float) -> None:
     """The whole mail path under load: SMTP front, Celery worker on Redis, a database, relay sink."""
     from .e2e import Options, run
 
     run(Options(database=database, rates=[float(r) for r in rates.split(",") if r],
                 step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
                 idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
-                flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, keep_dir=keep_dir),
+                flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, keep_dir=keep_dir,
+                profile_rate=profile_rate),
         echo=click.echo)

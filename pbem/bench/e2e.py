@@ -68,7 +68,7 @@ class Options:
     database: str = "postgresql"  # or "sqlite"
     rates: Sequence[float] = (10, 25, 50, 100, 150, 200, 250)
     step_seconds: float = 15.0
-    games: int = 300
+    games: int = 200
     modes: Sequence[str] = ("heavy", "default")
     idle_moves: int = 50
     flat_sizes: Sequence[int] = (10, 1000, 10000)
@@ -80,6 +80,8 @@ class Options:
     drain_seconds: float = 90.0
     seed: str = "bench"
     keep_dir: bool = False
+    profile_rate: float = 0.0  # > 0: a last step at this rate under py-spy (heavy tables)
+    profile_seconds: float = 15.0
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -251,6 +253,14 @@ class Stack:
         queue_outbound(self.celery, created.outbound_ids)
         wait_for(lambda: self.players.waiting(group) >= before + 4 * count, timeout=60 + count,
                  interval=0.1, message=f"the first decisions of {count} {group} tables")
+
+    def warm_up(self, group: str, moves: int, *, rate: float = 50.0, one_at_a_time: bool = False) -> None:
+        """Offer ``moves`` moves that are not measured (the tables' passes), then drain."""
+        if one_at_a_time:
+            self._one_at_a_time(group, moves)
+        else:
+            self.pacer.run(group, rate, moves / rate)
+        self.drain(self.options.drain_seconds)
 
     # -- one measured window ----------------------------------------------------------------------
 
@@ -482,6 +492,8 @@ def run(options: Options, echo: Echo = print) -> None:
             flat(stack, options, echo)
         for mode in options.modes:
             steps(stack, options, echo, mode)
+        if options.profile_rate:
+            profile(stack, options, echo)
         echo(f"  worker RSS at the end: {stack.worker_rss() / 2**20:.0f} MiB (main + pool); "
              f"database {stack.database_size() / 2**20:.0f} MiB, {stack.active_games()} active games; "
              f"mails seen at the sink: {dict(stack.players.kinds)}")
@@ -493,6 +505,7 @@ def idle(stack: Stack, options: Options, echo: Echo) -> None:
     for mode, notify in (("heavy", HEAVY), ("default", DEFAULT)):
         group = f"idle{mode}"
         stack.open_tables(group, 1, notify)
+        stack.warm_up(group, 4, one_at_a_time=True)  # the four passes: then every move is a play
         step = stack.measure(group, 0, 0, idle_moves=options.idle_moves)
         lat = step.latencies_ms()
         counted = sum(1 for m in step.moves if m.completed is not None)
@@ -507,6 +520,7 @@ def flat(stack: Stack, options: Options, echo: Echo) -> None:
     echo(f"[flat cost] {options.flat_rate:.0f} moves/s for {options.flat_seconds:.0f} s on {options.flat_tables} "
          f"played tables (every card), while the database holds more and more active games")
     stack.open_tables("flat", options.flat_tables, HEAVY)
+    stack.warm_up("flat", 4 * options.flat_tables)
     have = stack.active_games()
     ballast = 0
     header = False
@@ -537,6 +551,7 @@ def steps(stack: Stack, options: Options, echo: Echo, mode: str) -> None:
     echo(f"[steps: {mode}] {'every card (4 mails a move)' if notify else 'default notifications'}; "
          f"{options.games} tables; {options.step_seconds:.0f} s per step")
     stack.open_tables(mode, options.games, notify)
+    stack.warm_up(mode, 4 * options.games)  # every table past its passing: the steps measure plays
     header = False
     for rate in options.rates:
         step = stack.measure(mode, rate, options.step_seconds)
@@ -552,3 +567,45 @@ def steps(stack: Stack, options: Options, echo: Echo, mode: str) -> None:
         if step.sustained < 0.85 * offered or (lat and percentile(lat, 99) > 5000):
             echo(f"  saturated at an offered {rate:.0f}/s: sustained {step.sustained:.1f} moves/s")
             break
+
+
+def profile(stack: Stack, options: Options, echo: Echo) -> None:
+    """One more step (every card) with py-spy sampling each pbem process: where the time goes."""
+    from pbem.bench import spy
+
+    echo("")
+    echo(f"[profile] {options.profile_rate:.0f} moves/s for {options.profile_seconds:.0f} s, every card, "
+         f"py-spy sampling every pbem process (figures of this step are inflated by the sampling)")
+    if not spy.available():
+        echo("  py-spy is not installed (pip install 'pbem[bench]'): skipped")
+        return
+    group = "heavy" if "heavy" in options.modes else "profile"
+    if group == "profile":
+        stack.open_tables(group, options.games, HEAVY)
+    assert stack.smtp is not None and stack.worker is not None
+    targets = [("smtp front", stack.smtp.pid), ("worker", stack.worker.pid)]
+    targets += [("worker pool", pid) for pid in procstat.descendants(stack.worker.pid)]
+    targets.append(("bench (sink, players)", os.getpid()))
+    directory = stack.base / "profiles"
+    directory.mkdir(exist_ok=True)
+    recordings = [spy.record(label, pid, options.profile_seconds, directory) for label, pid in targets]
+    step = stack.measure(group, options.profile_rate, options.profile_seconds)
+    print_step_table_header(echo, step)
+    print_step(echo, step)
+    by_kind: dict[str, list[Path]] = {}
+    for recording in recordings:
+        if recording.wait(timeout=options.profile_seconds + 30):
+            by_kind.setdefault(recording.label, []).append(recording.output)
+    for kind, paths in by_kind.items():
+        summary = spy.summarise(paths)
+        if not summary.samples:
+            continue
+        echo(f"  {kind}: {summary.samples} samples; own time by area: "
+             + ", ".join(f"{area} {share:.0%}" for area, share in summary.own[:9]))
+        wanted = ("sqlalchemy", "psycopg", "jinja2", "jinja2 (templates)", "celery", "kombu", "aiosmtpd",
+                  "pbem.mail (compose)", "pbem.mail.reading", "smtplib", "logging")
+        inclusive = [(a, summary.inclusive[a]) for a in wanted if summary.inclusive.get(a, 0) >= 0.03]
+        if inclusive:
+            echo("      on the stack: " + ", ".join(f"{area} {share:.0%}" for area, share in inclusive))
+        for name, share in summary.functions[:6]:
+            echo(f"      {share:5.1%}  {name[:110]}")

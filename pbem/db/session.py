@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -101,3 +101,28 @@ def transaction(session_factory: sessionmaker[Session]) -> Iterator[Session]:
     """One unit of work: commit when the block ends, roll back if it raises."""
     with session_factory() as session, session.begin():
         yield session
+
+
+def engine_of(session_factory: sessionmaker[Session]) -> Engine:
+    """The engine a session factory made by ``make_session_factory`` is bound to."""
+    return session_factory.kw["bind"]
+
+
+@contextmanager
+def single_statement(session_factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """A connection for work that is ONE statement (atomic by itself), committed as it runs.
+
+    On PostgreSQL the connection is in autocommit: one round trip instead of three (BEGIN, the
+    statement, COMMIT), which matters for the hottest statements (storing a received mail,
+    claiming and recording outgoing ones).  On SQLite, where a transaction costs no round trip,
+    it is an ordinary ``BEGIN IMMEDIATE`` transaction: SQLAlchemy's AUTOCOMMIT would reset the
+    driver's transaction handling that ``make_engine`` sets up.  Run one statement only: with
+    two, a failure between them would leave the first done.
+    """
+    engine = engine_of(session_factory)
+    if engine.dialect.name == "postgresql":
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            yield conn
+    else:
+        with engine.begin() as conn:
+            yield conn

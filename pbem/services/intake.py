@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.parser import BytesHeaderParser
 from email.policy import compat32
+from typing import Any
 
 from sqlalchemy.dialects import postgresql, sqlite
 from kombu.exceptions import KombuError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.db.models import MESSAGE_ID_LENGTH, InboundMessage, InboundSource
-from pbem.db.session import transaction
+from pbem.db.session import single_statement
 
 __all__ = ["Received", "message_key", "normalise_recipients", "receive_inbound", "store_inbound"]
 
@@ -84,13 +85,34 @@ def store_inbound(
     ids).  A recipient that already has a row for this message key is skipped
     silently: its id is not returned, so it is not queued again.
     """
+    statement = _insert_statement(session.get_bind().dialect.name, raw=raw, mail_from=mail_from,
+                                  recipients=recipients, source=source, received_at=received_at)
+    if statement is None:
+        return []
+    return sorted(session.execute(statement).scalars())
+
+
+def _insert_statement(
+    dialect: str,
+    *,
+    raw: bytes,
+    mail_from: str,
+    recipients: list[str],
+    source: str,
+    received_at: datetime,
+) -> Any:
+    """``INSERT .. ON CONFLICT DO NOTHING RETURNING id`` of one row per recipient (None: no
+    recipient).  Core, on the table: one statement and no ORM bookkeeping for rows nobody
+    reads back."""
+    key = message_key(raw)
+    origin = InboundSource(source)
     rows = [
         {
-            "message_key": message_key(raw),
+            "message_key": key,
             "recipient": recipient,
             "mail_from": mail_from.strip(),
             "raw": raw,
-            "source": InboundSource(source),
+            "source": origin,
             "received_at": received_at,
         }
         # Sorted, so two fronts inserting the same mail lock its rows in the same
@@ -98,25 +120,25 @@ def store_inbound(
         for recipient in sorted(normalise_recipients(recipients))
     ]
     if not rows:
-        return []
-    statement = (
-        _insert_for(session)
+        return None
+    return (
+        _insert_for(dialect)
         .values(rows)
         .on_conflict_do_nothing(index_elements=["message_key", "recipient"])
-        .returning(InboundMessage.id)
+        .returning(_INBOUND.c.id)
     )
-    return sorted(session.scalars(statement))
 
 
-def _insert_for(session: Session) -> postgresql.Insert | sqlite.Insert:
+_INBOUND = InboundMessage.__table__
+
+
+def _insert_for(dialect: str) -> postgresql.Insert | sqlite.Insert:
     """The dialect's INSERT, which has ``on_conflict_do_nothing``."""
-    dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
-        return postgresql.insert(InboundMessage)
+        return postgresql.insert(_INBOUND)
     if dialect == "sqlite":
-        return sqlite.insert(InboundMessage)
+        return sqlite.insert(_INBOUND)
     raise NotImplementedError(f"store_inbound supports PostgreSQL and SQLite, not {dialect}")
-
 
 
 @dataclass(frozen=True)
@@ -144,15 +166,11 @@ def receive_inbound(
     *queue* after the commit is only logged: the rows are safe and the worker's
     periodic sweep re-queues inbound rows left pending.
     """
-    with transaction(session_factory) as session:
-        ids = store_inbound(
-            session,
-            raw=raw,
-            mail_from=mail_from,
-            recipients=recipients,
-            source=source,
-            received_at=received_at,
-        )
+    # One statement, so it commits as it runs (one round trip on PostgreSQL).
+    with single_statement(session_factory) as conn:
+        statement = _insert_statement(conn.dialect.name, raw=raw, mail_from=mail_from,
+                                      recipients=recipients, source=source, received_at=received_at)
+        ids = [] if statement is None else sorted(conn.execute(statement).scalars())
     if not ids:
         return Received(ids=[], queued=True)
     try:

@@ -7,17 +7,17 @@ periodic sweep (``due_outbound``, ``stale_inbound``).
 How rows are sent, so that two senders never send one twice at once
 (``send_outbound_batch``: the mails of one move together; ``send_outbound``: one):
 
-1. *Claim*, in one short transaction, with one ``UPDATE .. WHERE status = 'pending'
-   AND next_attempt_at <= now RETURNING ..`` (it locks the rows it changes; SQLite's
-   ``BEGIN IMMEDIATE`` serialises writers): count the attempt and push
+1. *Claim*, with one ``UPDATE .. WHERE status = 'pending' AND next_attempt_at <= now
+   RETURNING ..``, a transaction by itself (``single_statement``: it locks the rows it
+   changes; SQLite's ``BEGIN IMMEDIATE`` serialises writers): count the attempt and push
    ``next_attempt_at`` one *lease* ahead.  Another sender (a duplicate task, the
    sweep) now finds them "not due" and leaves them alone.  Rows not claimed are
    looked at again only to say why (sent, given up, not due, missing).
 2. *Deliver* each through the relay with no transaction open (a slow relay must not
    hold a database lock: on SQLite that would stall the SMTP front), on one relay
    connection for the batch; each mail succeeds or fails on its own.
-3. *Record* the results in a second short transaction: ``sent`` with ``sent_at``
-   (one UPDATE for all that went out); or, for a temporary failure, ``pending``
+3. *Record* the results: ``sent`` with ``sent_at`` (one UPDATE, on its own, for all
+   that went out); or, for a temporary failure, ``pending``
    again with ``next_attempt_at`` after an exponential backoff and ``last_error``;
    or ``failed`` for a permanent refusal or when the attempts are used up.
 
@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
-from pbem.db.session import transaction
+from pbem.db.session import single_statement, transaction
 from pbem.mail.relay import Relay, RelayError, make_relay, relay_session
 
 __all__ = [
@@ -171,52 +171,49 @@ def send_outbound_batch(
     return {outbound_id: results[outbound_id] for outbound_id in ids}
 
 
+_OUTBOX = OutboundMessage.__table__
+
+
 def _claim(
     svc: OutboxServices, ids: list[int], policy: RetryPolicy
 ) -> tuple[dict[int, _Claim], dict[int, SendResult]]:
     """Claim the due rows among ``ids``; say why each other one was not claimed."""
-    with transaction(svc.session_factory) as session:
-        now = svc.clock.now()
-        claimed = session.execute(
-            update(OutboundMessage)
+    now = svc.clock.now()
+    # One statement, committed as it runs: the claim is atomic on its own.
+    with single_statement(svc.session_factory) as conn:
+        claimed = conn.execute(
+            update(_OUTBOX)
             .where(
-                OutboundMessage.id.in_(ids),
-                OutboundMessage.status == OutboundStatus.PENDING,
-                OutboundMessage.next_attempt_at <= now + policy.grace,
+                _OUTBOX.c.id.in_(ids),
+                _OUTBOX.c.status == OutboundStatus.PENDING,
+                _OUTBOX.c.next_attempt_at <= now + policy.grace,
             )
-            .values(attempts=OutboundMessage.attempts + 1, next_attempt_at=now + policy.lease)
-            .returning(
-                OutboundMessage.id,
-                OutboundMessage.raw,
-                OutboundMessage.recipient,
-                OutboundMessage.attempts,
-            )
-            .execution_options(synchronize_session=False)
+            .values(attempts=_OUTBOX.c.attempts + 1, next_attempt_at=now + policy.lease)
+            .returning(_OUTBOX.c.id, _OUTBOX.c.raw, _OUTBOX.c.recipient, _OUTBOX.c.attempts)
         ).all()
-        claims = {
-            row.id: _Claim(raw=row.raw, recipient=row.recipient, attempt=row.attempts)
-            for row in sorted(claimed, key=lambda row: row.id)
-        }
-        results: dict[int, SendResult] = {}
-        others = [i for i in ids if i not in claims]
-        if others:
+    claims = {
+        row.id: _Claim(raw=row.raw, recipient=row.recipient, attempt=row.attempts)
+        for row in sorted(claimed, key=lambda row: row.id)
+    }
+    results: dict[int, SendResult] = {}
+    others = [i for i in ids if i not in claims]
+    if others:  # only to say why (a duplicate task, a row not due): nothing is changed
+        with single_statement(svc.session_factory) as conn:
             statuses = {
                 row.id: row.status
-                for row in session.execute(
-                    select(OutboundMessage.id, OutboundMessage.status).where(OutboundMessage.id.in_(others))
-                )
+                for row in conn.execute(select(_OUTBOX.c.id, _OUTBOX.c.status).where(_OUTBOX.c.id.in_(others)))
             }
-            for outbound_id in others:
-                status = statuses.get(outbound_id)
-                if status is None:
-                    results[outbound_id] = SendResult.MISSING
-                elif status is OutboundStatus.SENT:
-                    results[outbound_id] = SendResult.ALREADY_SENT
-                elif status is OutboundStatus.FAILED:
-                    results[outbound_id] = SendResult.GAVE_UP
-                else:
-                    results[outbound_id] = SendResult.NOT_DUE
-        return claims, results
+        for outbound_id in others:
+            status = statuses.get(outbound_id)
+            if status is None:
+                results[outbound_id] = SendResult.MISSING
+            elif status is OutboundStatus.SENT:
+                results[outbound_id] = SendResult.ALREADY_SENT
+            elif status is OutboundStatus.FAILED:
+                results[outbound_id] = SendResult.GAVE_UP
+            else:
+                results[outbound_id] = SendResult.NOT_DUE
+    return claims, results
 
 
 def _record(
@@ -227,23 +224,23 @@ def _record(
 ) -> dict[int, SendResult]:
     sent = [outbound_id for outbound_id in claims if outbound_id not in failures]
     results: dict[int, SendResult] = {}
-    with transaction(svc.session_factory) as session:
-        now = svc.clock.now()
-        if sent:
-            # A row deleted while we sent it has nothing left to record on: still sent.
-            session.execute(
-                update(OutboundMessage)
-                .where(OutboundMessage.id.in_(sent))
-                .values(status=OutboundStatus.SENT, sent_at=now, last_error=None)
-                .execution_options(synchronize_session=False)
-            )
-            results.update(dict.fromkeys(sent, SendResult.SENT))
-        for outbound_id, error in failures.items():
-            results[outbound_id] = _record_failure(
-                session, now, outbound_id, claims[outbound_id], error, policy
-            )
     if sent:
+        # A row deleted while we sent it has nothing left to record on: still sent.
+        with single_statement(svc.session_factory) as conn:
+            conn.execute(
+                update(_OUTBOX)
+                .where(_OUTBOX.c.id.in_(sent))
+                .values(status=OutboundStatus.SENT, sent_at=svc.clock.now(), last_error=None)
+            )
+        results.update(dict.fromkeys(sent, SendResult.SENT))
         log.info("outbound %s sent", ", ".join(str(i) for i in sent))
+    if failures:
+        with transaction(svc.session_factory) as session:
+            now = svc.clock.now()
+            for outbound_id, error in failures.items():
+                results[outbound_id] = _record_failure(
+                    session, now, outbound_id, claims[outbound_id], error, policy
+                )
     return results
 
 
