@@ -17,6 +17,7 @@ exist?" query and the insert.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -85,11 +86,9 @@ def store_inbound(
     ids).  A recipient that already has a row for this message key is skipped
     silently: its id is not returned, so it is not queued again.
     """
-    statement = _insert_statement(session.get_bind().dialect.name, raw=raw, mail_from=mail_from,
-                                  recipients=recipients, source=source, received_at=received_at)
-    if statement is None:
-        return []
-    return sorted(session.execute(statement).scalars())
+    prepared = _insert_statement(session.get_bind().dialect.name, raw=raw, mail_from=mail_from,
+                                 recipients=recipients, source=source, received_at=received_at)
+    return _run_insert(session.connection(), prepared)
 
 
 def _insert_statement(
@@ -100,10 +99,8 @@ def _insert_statement(
     recipients: list[str],
     source: str,
     received_at: datetime,
-) -> Any:
-    """``INSERT .. ON CONFLICT DO NOTHING RETURNING id`` of one row per recipient (None: no
-    recipient).  Core, on the table: one statement and no ORM bookkeeping for rows nobody
-    reads back."""
+) -> tuple[Any, list[dict[str, Any]]] | None:
+    """The INSERT and its rows, one per recipient (None: no recipient)."""
     key = message_key(raw)
     origin = InboundSource(source)
     rows = [
@@ -121,24 +118,35 @@ def _insert_statement(
     ]
     if not rows:
         return None
-    return (
-        _insert_for(dialect)
-        .values(rows)
-        .on_conflict_do_nothing(index_elements=["message_key", "recipient"])
-        .returning(_INBOUND.c.id)
-    )
+    return _insert_for(dialect), rows
 
 
 _INBOUND = InboundMessage.__table__
 
 
-def _insert_for(dialect: str) -> postgresql.Insert | sqlite.Insert:
-    """The dialect's INSERT, which has ``on_conflict_do_nothing``."""
+@functools.cache
+def _insert_for(dialect: str) -> Any:
+    """``INSERT .. ON CONFLICT DO NOTHING RETURNING id`` on the table, built once per dialect
+    (Core, executed with the rows as parameters: no statement to build and no ORM bookkeeping
+    per received mail)."""
     if dialect == "postgresql":
-        return postgresql.insert(_INBOUND)
-    if dialect == "sqlite":
-        return sqlite.insert(_INBOUND)
-    raise NotImplementedError(f"store_inbound supports PostgreSQL and SQLite, not {dialect}")
+        insert = postgresql.insert
+    elif dialect == "sqlite":
+        insert = sqlite.insert
+    else:
+        raise NotImplementedError(f"store_inbound supports PostgreSQL and SQLite, not {dialect}")
+    return (
+        insert(_INBOUND)
+        .on_conflict_do_nothing(index_elements=["message_key", "recipient"])
+        .returning(_INBOUND.c.id)
+    )
+
+
+def _run_insert(conn: Any, prepared: tuple[Any, list[dict[str, Any]]] | None) -> list[int]:
+    if prepared is None:
+        return []
+    statement, rows = prepared
+    return sorted(conn.execute(statement, rows).scalars())
 
 
 @dataclass(frozen=True)
@@ -168,9 +176,9 @@ def receive_inbound(
     """
     # One statement, so it commits as it runs (one round trip on PostgreSQL).
     with single_statement(session_factory) as conn:
-        statement = _insert_statement(conn.dialect.name, raw=raw, mail_from=mail_from,
-                                      recipients=recipients, source=source, received_at=received_at)
-        ids = [] if statement is None else sorted(conn.execute(statement).scalars())
+        ids = _run_insert(conn, _insert_statement(conn.dialect.name, raw=raw, mail_from=mail_from,
+                                                  recipients=recipients, source=source,
+                                                  received_at=received_at))
     if not ids:
         return Received(ids=[], queued=True)
     try:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
@@ -172,6 +172,23 @@ def send_outbound_batch(
 
 
 _OUTBOX = OutboundMessage.__table__
+# Built once (Core, parameters bound at each run): the statements of every batch.
+_CLAIM = (
+    update(_OUTBOX)
+    .where(
+        _OUTBOX.c.id.in_(bindparam("ids", expanding=True)),
+        _OUTBOX.c.status == OutboundStatus.PENDING,
+        _OUTBOX.c.next_attempt_at <= bindparam("due"),
+    )
+    .values(attempts=_OUTBOX.c.attempts + 1, next_attempt_at=bindparam("lease_until"))
+    .returning(_OUTBOX.c.id, _OUTBOX.c.raw, _OUTBOX.c.recipient, _OUTBOX.c.attempts)
+)
+_STATUSES = select(_OUTBOX.c.id, _OUTBOX.c.status).where(_OUTBOX.c.id.in_(bindparam("ids", expanding=True)))
+_SENT = (
+    update(_OUTBOX)
+    .where(_OUTBOX.c.id.in_(bindparam("ids", expanding=True)))
+    .values(status=OutboundStatus.SENT, sent_at=bindparam("sent_at"), last_error=None)
+)
 
 
 def _claim(
@@ -182,14 +199,7 @@ def _claim(
     # One statement, committed as it runs: the claim is atomic on its own.
     with single_statement(svc.session_factory) as conn:
         claimed = conn.execute(
-            update(_OUTBOX)
-            .where(
-                _OUTBOX.c.id.in_(ids),
-                _OUTBOX.c.status == OutboundStatus.PENDING,
-                _OUTBOX.c.next_attempt_at <= now + policy.grace,
-            )
-            .values(attempts=_OUTBOX.c.attempts + 1, next_attempt_at=now + policy.lease)
-            .returning(_OUTBOX.c.id, _OUTBOX.c.raw, _OUTBOX.c.recipient, _OUTBOX.c.attempts)
+            _CLAIM, {"ids": ids, "due": now + policy.grace, "lease_until": now + policy.lease}
         ).all()
     claims = {
         row.id: _Claim(raw=row.raw, recipient=row.recipient, attempt=row.attempts)
@@ -199,10 +209,7 @@ def _claim(
     others = [i for i in ids if i not in claims]
     if others:  # only to say why (a duplicate task, a row not due): nothing is changed
         with single_statement(svc.session_factory) as conn:
-            statuses = {
-                row.id: row.status
-                for row in conn.execute(select(_OUTBOX.c.id, _OUTBOX.c.status).where(_OUTBOX.c.id.in_(others)))
-            }
+            statuses = {row.id: row.status for row in conn.execute(_STATUSES, {"ids": others})}
         for outbound_id in others:
             status = statuses.get(outbound_id)
             if status is None:
@@ -227,11 +234,7 @@ def _record(
     if sent:
         # A row deleted while we sent it has nothing left to record on: still sent.
         with single_statement(svc.session_factory) as conn:
-            conn.execute(
-                update(_OUTBOX)
-                .where(_OUTBOX.c.id.in_(sent))
-                .values(status=OutboundStatus.SENT, sent_at=svc.clock.now(), last_error=None)
-            )
+            conn.execute(_SENT, {"ids": sent, "sent_at": svc.clock.now()})
         results.update(dict.fromkeys(sent, SendResult.SENT))
         log.info("outbound %s sent", ", ".join(str(i) for i in sent))
     if failures:
