@@ -32,17 +32,21 @@ def engine(rounds: int, seconds: float) -> None:
 @click.option("--flat-rate", default=20.0, show_default=True)
 @click.option("--flat-seconds", default=15.0, show_default=True)
 @click.option("--concurrency", default=2, show_default=True, help="worker pool processes")
+@click.option("--pool", type=click.Choice(["prefork", "solo"]), default="prefork", show_default=True,
+              help="solo: --concurrency workers of one process each")
+@click.option("--durable/--no-durable", default=True, show_default=True,
+              help="PostgreSQL with fsync and synchronous commit (off: as the test suite runs it)")
 @click.option("--keep-dir", is_flag=True, help="keep the servers' directory and logs")
 @click.option("--profile", "profile_rate", default=0.0, help="then a step at this rate under py-spy (0: none)")
 def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, idle_moves: int,
-        flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, keep_dir: bool,
-        profile_rate: float) -> None:
+        flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, pool: str,
+        durable: bool, keep_dir: bool, profile_rate: float) -> None:
     """The whole mail path under load: SMTP front, Celery worker on Redis, a database, relay sink."""
     from .e2e import Options, run
 
     run(Options(database=database, rates=[float(r) for r in rates.split(",") if r],
                 step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
                 idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
-                flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, keep_dir=keep_dir,
+                flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, pool=pool, durable=durable, keep_dir=keep_dir,
                 profile_rate=profile_rate),
         echo=click.echo)

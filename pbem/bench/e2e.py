@@ -76,6 +76,8 @@ class Options:
     flat_seconds: float = 15.0
     flat_tables: int = 10
     concurrency: int = 2
+    pool: str = "prefork"  # or "solo": then ``concurrency`` worker processes of one slot each
+    durable: bool = True  # PostgreSQL with fsync and synchronous commits (as in production)
     senders: int = 8
     drain_seconds: float = 90.0
     seed: str = "bench"
@@ -99,7 +101,7 @@ class Stack:
         self.redis = None
         self.sink: SmtpSink | None = None
         self.smtp: subprocess.Popen[bytes] | None = None
-        self.worker: CeleryWorker | None = None
+        self.workers: list[CeleryWorker] = []
         self.svc = None
         self.players = Players(domain=LOAD_DOMAIN)
         self.database_url = ""
@@ -111,7 +113,10 @@ class Stack:
         if self.options.database == "postgresql":
             from pbem.devservers.postgres import PostgresServer
 
-            self.postgres = PostgresServer().start()
+            # The dev server turns durability off (throwaway test data); a benchmark of a
+            # server should pay for its commits as production does.
+            durable = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+            self.postgres = PostgresServer(settings=durable if self.options.durable else None).start()
             self.database_url = self.postgres.create_database("pbem_bench")
         elif self.options.database == "sqlite":
             self.database_url = f"sqlite:///{self.base / 'pbem.db'}"
@@ -141,7 +146,11 @@ class Stack:
                 env=pbem_environment(self.env), cwd=self.base, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(self._smtp_up, timeout=60, message="the SMTP front to listen")
-        self.worker = CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base).start()
+        if self.options.pool == "solo":
+            self.workers = [CeleryWorker(self.env, concurrency=1, pool="solo", log_dir=self.base).start()
+                            for _ in range(self.options.concurrency)]
+        else:
+            self.workers = [CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base).start()]
         from pbem.services.app import Services
         from workers.app import make_celery
 
@@ -157,8 +166,7 @@ class Stack:
         steps: list[Callable[[], object]] = []
         if getattr(self, "senders", None) is not None:
             steps.append(self.senders.stop)
-        if self.worker is not None:
-            steps.append(self.worker.stop)
+        steps.extend(worker.stop for worker in self.workers)
         if self.smtp is not None:
             steps.append(self._stop_smtp)
         if self.svc is not None:
@@ -208,12 +216,13 @@ class Stack:
     # -- what to measure ---------------------------------------------------------------------
 
     def process_kinds(self) -> dict[str, Callable[[], Iterable[int]]]:
-        assert self.smtp is not None and self.worker is not None and self.redis is not None
-        smtp_pid, worker_pid, redis_pid = self.smtp.pid, self.worker.pid, self.redis.process.pid
+        assert self.smtp is not None and self.workers and self.redis is not None
+        smtp_pid, redis_pid = self.smtp.pid, self.redis.process.pid
+        worker_pids = [worker.pid for worker in self.workers]
         kinds: dict[str, Callable[[], Iterable[int]]] = {
             "smtp front": lambda: [smtp_pid],
-            "worker": lambda: [worker_pid],
-            "worker pool": lambda: procstat.descendants(worker_pid),
+            "worker": lambda: worker_pids,
+            "worker pool": lambda: [p for pid in worker_pids for p in procstat.descendants(pid)],
         }
         if self.postgres is not None:
             postmaster = int((self.postgres.data_dir / "postmaster.pid").read_text().split()[0])
@@ -223,8 +232,7 @@ class Stack:
         return kinds
 
     def worker_rss(self) -> int:
-        assert self.worker is not None
-        pids = [self.worker.pid, *procstat.descendants(self.worker.pid)]
+        pids = [p for worker in self.workers for p in (worker.pid, *procstat.descendants(worker.pid))]
         return sum(procstat.rss_bytes(pid) for pid in pids)
 
     def database_size(self) -> int:
@@ -482,8 +490,10 @@ def run(options: Options, echo: Echo = print) -> None:
     echo(f"  machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average "
          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} before starting")
     with Stack(options, echo) as stack:
-        echo(f"  database: {options.database} ({stack.database_url.split('@')[-1]}); broker: Redis; "
-             f"worker: prefork x{options.concurrency}; sink and {options.senders} SMTP senders in this process")
+        durability = ("" if options.database != "postgresql"
+                      else ", fsync + synchronous commit" if options.durable else ", fsync off")
+        echo(f"  database: {options.database} ({stack.database_url.split('@')[-1]}{durability}); broker: Redis; "
+             f"worker: {options.pool} x{options.concurrency}; sink and {options.senders} SMTP senders in this process")
         echo("  latency: front's 250 after DATA -> last mail of the move at the sink; CPU from /proc "
              "(user+system) per completed move")
         if options.idle_moves:
@@ -582,9 +592,9 @@ def profile(stack: Stack, options: Options, echo: Echo) -> None:
     group = "heavy" if "heavy" in options.modes else "profile"
     if group == "profile":
         stack.open_tables(group, options.games, HEAVY)
-    assert stack.smtp is not None and stack.worker is not None
-    targets = [("smtp front", stack.smtp.pid), ("worker", stack.worker.pid)]
-    targets += [("worker pool", pid) for pid in procstat.descendants(stack.worker.pid)]
+    assert stack.smtp is not None
+    targets = [("smtp front", stack.smtp.pid)] + [("worker", worker.pid) for worker in stack.workers]
+    targets += [("worker pool", pid) for worker in stack.workers for pid in procstat.descendants(worker.pid)]
     targets.append(("bench (sink, players)", os.getpid()))
     directory = stack.base / "profiles"
     directory.mkdir(exist_ok=True)

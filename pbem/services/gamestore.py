@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session, joinedload
 
 from pbem.db.models import Game, Move, Seat
 from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
@@ -28,25 +28,33 @@ def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
     """The game row, locked for this transaction when ``lock`` (the default), with its seats
     and their players.
 
-    Two statements: the game row (locked), then its seats joined with their players.  A move
-    reads every seat and every seated player (who is told what, in which language), and loading
-    them lazily cost a query each, plus a flush of the pending changes before each (so the game
-    row was updated twice per move).  The seats must come from a statement issued *after* the
-    lock was granted: joined into the locking statement, PostgreSQL would return the seats as
-    they were when that statement started waiting for the lock (READ COMMITTED re-reads only
-    the locked row), i.e. from before the move of the worker that held it.
+    A move reads every seat and every seated player (who is told what, in which language);
+    loading them lazily cost a query each, plus a flush of the pending changes before each
+    (so the game row was updated twice per move).  They are loaded with the game, in one
+    statement issued *after* the lock was granted (a small ``SELECT .. FOR UPDATE`` first):
+    joined into the locking statement itself, PostgreSQL would return the seats as they were
+    when that statement started waiting for the lock (READ COMMITTED re-reads only the locked
+    row), i.e. from before the move of the worker that held it.
     """
-    query = (
+    if lock:
+        locked = session.connection().execute(_LOCK_GAME, {"game_id": game_id}).scalar_one_or_none()
+        if locked is None:
+            raise GameNotFound(game_id)
+    game = session.scalars(
         select(Game)
         .where(Game.id == game_id)
-        .options(selectinload(Game.seats).joinedload(Seat.player))
-    )
-    if lock:
-        query = query.with_for_update(of=Game)
-    game = session.scalars(query).one_or_none()
+        .options(joinedload(Game.seats).joinedload(Seat.player))
+        # Objects this session loaded before the lock (the sender's player) are refreshed too.
+        .execution_options(populate_existing=True)
+    ).unique().one_or_none()
     if game is None:
         raise GameNotFound(game_id)
     return game
+
+
+_GAMES = Game.__table__
+# Locks only the game row: every writer of a game takes this lock first.
+_LOCK_GAME = select(_GAMES.c.id).where(_GAMES.c.id == bindparam("game_id")).with_for_update()
 
 
 def current_state(game: Game) -> GameState:
