@@ -243,6 +243,20 @@ class Stack:
         path = Path(self.database_url.removeprefix("sqlite:///"))
         return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
+    def check_snapshots(self, groups: Sequence[str], *, ballast_sample: int = 0) -> tuple[int, int]:
+        """How many of these games' cached snapshots equal the replay of their move log."""
+        from pbem.services.gamestore import snapshot_agrees
+
+        assert self.svc is not None
+        prefixes = tuple(f"Bench {group} " for group in groups)
+        with self.svc.session_factory() as session:
+            ids = [row.id for row in session.execute(select(Game.id, Game.title).where(Game.title.like("Bench %")))
+                   if row.title.startswith(prefixes)]
+            ids += list(session.scalars(select(Game.id).where(Game.title.like("Ballast %"))
+                                        .order_by(Game.id).limit(ballast_sample)))
+            agree = sum(1 for game_id in ids if snapshot_agrees(session, session.get(Game, game_id)))
+        return len(ids), agree
+
     def active_games(self) -> int:
         assert self.svc is not None
         with self.svc.session_factory() as session:
@@ -504,6 +518,10 @@ def run(options: Options, echo: Echo = print) -> None:
             steps(stack, options, echo, mode)
         if options.profile_rate:
             profile(stack, options, echo)
+        if options.modes:
+            checked, agree = stack.check_snapshots(list(options.modes))
+            echo(f"  snapshot = replay of the move log (pbem game check) for the stepped tables: "
+                 f"{agree}/{checked} games agree")
         echo(f"  worker RSS at the end: {stack.worker_rss() / 2**20:.0f} MiB (main + pool); "
              f"database {stack.database_size() / 2**20:.0f} MiB, {stack.active_games()} active games; "
              f"mails seen at the sink: {dict(stack.players.kinds)}")
@@ -534,6 +552,7 @@ def flat(stack: Stack, options: Options, echo: Echo) -> None:
     have = stack.active_games()
     ballast = 0
     header = False
+    first: tuple[int, int] | None = None  # (games, worker RSS) at the first size
     for size in options.flat_sizes:
         if size > have:
             t0 = time.monotonic()
@@ -550,9 +569,18 @@ def flat(stack: Stack, options: Options, echo: Echo) -> None:
                  f"{'wrkRSS':>7} | CPU ms/move: {_cpu_header(step.cpu)}")
             header = True
         lat = step.latencies_ms()
+        rss = stack.worker_rss()
         echo(f"  {have:6d} {step.sustained:7.1f} {percentile(lat, 50):7.1f} {percentile(lat, 99):7.1f} "
-             f"{_pbem_cpu(step):7.2f} {stack.database_size() / 2**20:7.1f} {stack.worker_rss() / 2**20:7.0f} | "
+             f"{_pbem_cpu(step):7.2f} {stack.database_size() / 2**20:7.1f} {rss / 2**20:7.0f} | "
              f"{'':12} {_cpu_row(step)}")
+        if first is None:
+            first = (have, rss)
+        elif have > first[0]:
+            echo(f"         worker RSS {(rss - first[1]) / (have - first[0]) * 1000 / 2**20:+.1f} MiB per 1,000 "
+                 f"more games (the worker keeps nothing per game between moves)")
+    checked, agree = stack.check_snapshots(["flat"], ballast_sample=50)
+    echo(f"  snapshot = replay of the move log (pbem game check): {agree}/{checked} games agree "
+         f"(every played table, 50 ballast games)")
 
 
 def steps(stack: Stack, options: Options, echo: Echo, mode: str) -> None:
