@@ -52,3 +52,9 @@ class Services:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def __enter__(self) -> "Services":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -106,8 +106,7 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
     specs += [SeatSpec(bot=settings.bot_name) for _ in range(bot_count)]
     if len(specs) != rules.players:
         raise click.ClickException(f"{rules.players} players needed, {len(specs)} given")
-    svc = Services.from_settings(settings)
-    try:
+    with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             game_row = create_game(session, svc, rules=rules, seats=specs, seed=seed, title=title)
             timing.apply(game_row)
@@ -121,8 +120,6 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
                 raise
             ids = [m.id for m in mails]
             game_id = game_row.id
-    finally:
-        svc.close()
     queue_mails(settings, ids)
     click.echo(f"game {game_id} started ({preset}); {len(ids)} mails queued")
 
@@ -137,16 +134,13 @@ def show(settings: Settings, game_id: int) -> None:
     from .app import Services
     from .gamestore import load_game
 
-    svc = Services.from_settings(settings)
-    try:
+    with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             row = load_game(session, game_id, lock=False)
             click.echo(json.dumps({"id": row.id, "status": str(row.status), "title": row.title,
                                    "seats": [{"seat": s.seat, "player": s.player.address if s.player else None,
                                               "bot": s.bot, "status": str(s.status)} for s in row.seats],
                                    "state": row.snapshot}, indent=2))
-    finally:
-        svc.close()
 
 
 @game.command("check")
@@ -159,12 +153,9 @@ def check(settings: Settings, game_id: int) -> None:
     from .app import Services
     from .gamestore import load_game, snapshot_agrees
 
-    svc = Services.from_settings(settings)
-    try:
+    with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             ok = snapshot_agrees(session, load_game(session, game_id, lock=False))
-    finally:
-        svc.close()
     click.echo("snapshot agrees with the move log" if ok else "snapshot DIFFERS from the move log")
     if not ok:
         raise SystemExit(1)
@@ -182,8 +173,7 @@ def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
     from .creator import CreatorRefused
     from .gamestore import GameNotFound, load_game
 
-    svc = Services.from_settings(settings)
-    try:
+    with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             try:
                 row = load_game(session, game_id)
@@ -195,8 +185,6 @@ def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
             session.flush()
             ids = [m.id for m in mails]
             status = str(row.status)
-    finally:
-        svc.close()
     queue_mails(settings, ids)
     click.echo(f"game {game_id}: {status}; {len(ids)} mails queued")
 
@@ -275,10 +263,7 @@ def tick_command(settings: Settings) -> None:
     from .app import Services
     from .deadlines import tick
 
-    svc = Services.from_settings(settings)
-    try:
+    with Services.from_settings(settings) as svc:
         ids = tick(svc)
-    finally:
-        svc.close()
     queue_mails(settings, ids)
     click.echo(f"tick: {len(ids)} mails queued")
