@@ -601,8 +601,8 @@ def steps(stack: Stack, options: Options, echo: Echo, mode: str) -> None:
         lat = step.latencies_ms()
         if step.size_growth > 0:
             echo(f"            database +{step.size_growth / moves / 1024:.1f} KiB per move")
-        offered = step.pace.offered / step.window
-        if step.sustained < 0.85 * offered or (lat and percentile(lat, 99) > 5000):
+        # Saturated: completions fall behind the offered rate, or the queue (hence latency) grows.
+        if step.sustained < 0.85 * rate or (lat and percentile(lat, 99) > 1000):
             echo(f"  saturated at an offered {rate:.0f}/s: sustained {step.sustained:.1f} moves/s")
             break
 

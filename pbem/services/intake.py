@@ -52,13 +52,23 @@ def message_key(raw: bytes) -> str:
     """
     # compat32 keeps the header text as is, whatever its syntax: a malformed
     # Message-ID is still a stable key, and parsing can never fail on it.
-    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    headers = BytesHeaderParser(policy=compat32).parsebytes(_header_block(raw))
     value = headers.get("Message-ID")
     if value is not None:
         key = _WHITESPACE.sub("", str(value))
         if key and len(key) <= MESSAGE_ID_LENGTH:
             return key
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def _header_block(raw: bytes) -> bytes:
+    """The header section of ``raw`` with its blank line (all of ``raw`` if it has none): the
+    header parser then does not split the body into lines only to skip them."""
+    for separator in (b"\r\n\r\n", b"\n\n"):
+        end = raw.find(separator)
+        if end >= 0:
+            return raw[: end + len(separator)]
+    return raw
 
 
 def normalise_recipients(recipients: Iterable[str]) -> list[str]:
