@@ -103,6 +103,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     tricks = [e for e in turn.events if isinstance(e, TrickWon)]
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
     rows: list[OutboundMessage] = []
+    outgoing: list[tuple[Seat, list[Any]]] = []
     results = hand_results(state)
     summary = None
     if over is not None:
@@ -129,20 +130,28 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
                 details.append(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card))
             elif tricks and not scored and level == "turn_and_trick":
                 details.append(mc.TrickDone())
-        if not details:
-            continue
+        if details:
+            outgoing.append((seat_row, details))
+    from .talk import take_unseen_for  # talk registers a command: imported late (no import cycle)
+
+    talk = take_unseen_for(session, turn.game.id, [seat_row for seat_row, _ in outgoing])
+    for seat_row, details in outgoing:
         rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
-                             inbound_id=turn.inbound_id, now=turn.now)
+                             inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat])
     return rows
 
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
-                 details: list[Any], *, inbound_id: int | None, now: datetime) -> list[OutboundMessage]:
-    """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk."""
+                 details: list[Any], *, inbound_id: int | None, now: datetime,
+                 talk: tuple[mc.TalkLine, ...] | None = None) -> list[OutboundMessage]:
+    """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk
+    (``talk`` when the caller took it already, for several seats at once)."""
     from .talk import take_unseen
 
     plain = seat_context(svc, game, seats, state, seat)
-    talking = dataclasses.replace(plain, table_talk=take_unseen(session, game.id, seat))
+    if talk is None:
+        talk = take_unseen(session, game.id, seat)
+    talking = dataclasses.replace(plain, table_talk=talk) if talk else plain
     recipient = recipient_for(seat.player, svc)
     rows = []
     for k, detail in enumerate(details):

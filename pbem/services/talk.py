@@ -61,23 +61,29 @@ def take_unseen(session: Session, game_id: int, seat: Seat) -> tuple[mc.TalkLine
 
     Call it only for a mail that is actually being written: the lines are then passed on.
     """
+    return take_unseen_for(session, game_id, [seat])[seat.seat]
+
+
+def take_unseen_for(session: Session, game_id: int, seats: list[Seat]) -> dict[int, tuple[mc.TalkLine, ...]]:
+    """``take_unseen`` for several seats of one game at once (one query for the turn's mails)."""
+    if not seats:
+        return {}
     # No autoflush: talk rows are flushed when said (``record_talk``), and flushing here wrote each
     # outbox row of the turn on its own (one INSERT per seat) instead of all in one statement.
     with session.no_autoflush:
         rows = session.execute(
             select(TableTalk.id, TableTalk.seat, TableTalk.text)
-            .where(TableTalk.game_id == game_id, TableTalk.id > seat.talk_seen)
+            .where(TableTalk.game_id == game_id, TableTalk.id > min(s.talk_seen for s in seats))
             .order_by(TableTalk.id)
         ).all()
-    if not rows:
-        return ()
-    seat.talk_seen = rows[-1].id
-    lines: list[mc.TalkLine] = []
-    for row in rows:
-        if row.seat == seat.seat:
-            continue
-        lines += [mc.TalkLine(seat=row.seat, text=line) for line in row.text.split("\n")]
-    return tuple(lines)
+    unseen: dict[int, tuple[mc.TalkLine, ...]] = {}
+    for seat in seats:
+        mine = [row for row in rows if row.id > seat.talk_seen]
+        if mine:
+            seat.talk_seen = mine[-1].id
+        unseen[seat.seat] = tuple(mc.TalkLine(seat=row.seat, text=line) for row in mine if row.seat != seat.seat
+                                  for line in row.text.split("\n"))
+    return unseen
 
 
 @seat_command(cmd.Say)
