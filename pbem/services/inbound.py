@@ -267,11 +267,11 @@ def seat_command(*kinds: type, needs_active: bool = False) -> Callable[[SeatHand
 def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
                now: datetime) -> Outcome:
     settings = svc.settings
-    sender = _player_by_address(session, mail.from_address)
     try:
         token = parse_reply_address(settings.secret_key, settings.mail_domain, row.recipient)
     except BadAddress as error:
         mails = []
+        sender = _player_by_address(session, mail.from_address)
         if _verified(session, sender):
             mails = _reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
                            now, row.id)
