@@ -5,8 +5,8 @@
    smaller search budget, both cores: the run is long);
 3. ``strong``'s decision time with its default budget, on one core.
 
-    .venv/bin/python bench/bots_figures.py                     # 2000 deals, as reported
-    .venv/bin/python bench/bots_figures.py --deals 100 --timing-deals 2   # a quick look
+    python -m pbem.bench.bots_figures                          # 2000 deals, as reported
+    python -m pbem.bench.bots_figures --deals 100 --timing-deals 2   # a quick look
 """
 
 from __future__ import annotations
