@@ -152,9 +152,10 @@ def _verified(session: Session, player: Player | None) -> bool:
 
 
 def _reply(session: Session, svc: Services, player: Player, detail: Any, now: datetime, inbound_id: int,
-           game: Game | None = None, game_ctx: mc.GameContext | None = None) -> list[OutboundMessage]:
+           game: Game | None = None, game_ctx: mc.GameContext | None = None,
+           reply_to: str | None = None) -> list[OutboundMessage]:
     ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail, game=game_ctx)
-    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id)
+    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id, reply_to=reply_to)
     return [row] if row is not None else []
 
 
@@ -389,7 +390,7 @@ def reader_details(details: Any) -> dict[str, Any]:
         if key in ("cards", "legal", "held", "commands") and isinstance(value, str):
             out[key] = value.split()
         elif key in ("expected", "found", "given") and isinstance(value, str) and value.isdigit():
-            out[key] = int(value)
+            out["given" if key == "found" else key] = int(value)
         else:
             out[key] = value
     return out
@@ -584,9 +585,14 @@ def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail
     if inv.status != InvitationStatus.PENDING or game.status != GameStatus.INVITING:
         return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", {"invitation": inv.id})
     command = _read_command(mail, expected="invitation", pass_count=3)
-    accepted = not isinstance(command, cmd.Decline)
     seat = next(s for s in game.seats if s.seat == inv.seat)
     invitee = seat.player
+    if not isinstance(command, (cmd.Accept, cmd.Decline)):
+        # Neither a yes nor a no: ask again (the sender is the invited address), never guess.
+        mails = _reply(session, svc, invitee, mc.RequestRejected("INVITATION_UNCLEAR", {"game": game.id}), now,
+                       row.id, reply_to=row.recipient) if invitee is not None else []
+        return Outcome(InboundStatus.REJECTED, "INVITATION_UNCLEAR", {"invitation": inv.id}, mails)
+    accepted = isinstance(command, cmd.Accept)
     creator = game.creator
     mails: list[OutboundMessage] = []
     if accepted:

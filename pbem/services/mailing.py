@@ -141,8 +141,9 @@ def error_replies_today(session: Session, address: str, now: datetime) -> int:
 
 def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: Player | None,
                game: Game | None, now: datetime, inbound_id: int | None = None,
-               thread: str | None = None) -> OutboundMessage | None:
-    """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None)."""
+               thread: str | None = None, reply_to: str | None = None) -> OutboundMessage | None:
+    """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None).
+    ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it)."""
     address = ctx.recipient.address
     if ctx.kind in ERROR_KINDS and error_replies_today(session, address, now) >= svc.settings.error_replies_per_day:
         return None
@@ -151,6 +152,7 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
         ctx,
         thread=thread if thread is not None else (game.thread_id if game is not None else None),
         date=now,
+        reply_to=reply_to,
     )
     row = OutboundMessage(
         game_id=game.id if game is not None else None,

@@ -136,3 +136,29 @@ def test_a_bounce_is_recorded_and_the_creator_told_never_answered(svc: Services)
         bob = session.scalars(select(Player).where(Player.address == "bob@b.test")).one()
         assert bob.bounce_count == 1
         assert session.scalars(select(InboundMessage)).all()[-1].status == "ignored"
+
+
+@pytest.mark.parametrize("answer", ["no, thanks - busy week", "Sorry, I can't", "nope", "Não posso, desculpa",
+                                    "Nu pot, îmi pare rău"])
+def test_a_no_in_a_sentence_declines_the_invitation(svc: Services, answer: str) -> None:
+    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
+                    "alice@a.test", f"new@{DOMAIN}")
+    raw, to = reply_to(first[0], "alice@a.test", "yes")
+    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    raw, to = reply_to(bob, "bob@b.test", answer)
+    deliver(svc, raw, "bob@b.test", to)
+    assert inbound_outcome(svc)["code"] == "INVITATION_DECLINED"
+
+
+def test_an_unclear_answer_to_an_invitation_is_asked_again_not_guessed(svc: Services) -> None:
+    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
+                    "alice@a.test", f"new@{DOMAIN}")
+    raw, to = reply_to(first[0], "alice@a.test", "yes")
+    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    raw, to = reply_to(bob, "bob@b.test", "hmm, let me think about it")
+    answers = deliver(svc, raw, "bob@b.test", to)
+    assert inbound_outcome(svc)["code"] == "INVITATION_UNCLEAR"
+    assert [(m.kind, m.recipient) for m in answers] == [("request_rejected", "bob@b.test")]
+    assert Received.parse(answers[0].raw).reply_to == to  # the answer goes back to the invitation
+    with transaction(svc.session_factory) as session:
+        assert session.scalars(select(Game)).one().status == GameStatus.INVITING

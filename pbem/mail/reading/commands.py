@@ -447,6 +447,11 @@ def parse_command(
         return Unreadable("EMPTY")
     if expected == "new_game":
         return _new_game("\n".join(lines))
+    if expected == "invitation":
+        answer = _invitation_answer(lines[0])
+        others = {type(_invitation_answer(line)) for line in lines[1:]} - {type(None)}
+        if answer is not None and others <= {type(answer)}:
+            return answer  # a contradicting later line goes to the usual reading: ambiguous
     read = [_read_line(i, line, expected) for i, line in enumerate(lines)]
     talk = [line.argument for line in read if line.command == "say"]
     commands = [line for line in read if line.command and line.command != "say"]
@@ -483,6 +488,37 @@ def parse_command(
     if len(lines) == 1 and len(lines[0].split()) <= 2 and len(lines[0]) <= 30:
         return Unreadable("UNKNOWN_WORD", MappingProxyType({"word": lines[0]}))
     return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected} if expected else {}))
+
+
+#: How people answer an invitation in a sentence ("no, thanks - busy week", "sure, count me in"):
+#: the first words of the reply's first line, or one of these phrases anywhere in it (folded).
+INVITATION_DECLINE_STARTS: Final = frozenset({
+    "no", "nope", "nah", "sorry", "unfortunately", "regretfully", "decline", "pass",
+    "nao", "infelizmente", "desculpa", "desculpe", "lamento",
+    "nu", "regret", "scuze",
+})
+INVITATION_DECLINE_PHRASES: Final = (
+    ("can", "t"), ("cannot",), ("can", "not"), ("not", "this", "time"), ("maybe", "later"), ("not", "now"),
+    ("no", "thanks"), ("nao", "posso"), ("nao", "da"), ("fica", "para", "outra"), ("nu", "pot"),
+    ("din", "pacate"), ("imi", "pare", "rau"), ("nu", "multumesc"),
+)
+INVITATION_ACCEPT_STARTS: Final = frozenset({
+    "yes", "yeah", "yep", "sure", "ok", "okay", "gladly", "happy", "count", "accept", "join", "absolutely",
+    "sim", "claro", "aceito", "conta", "bora", "com", "da", "desigur", "accept", "sigur", "bineinteles", "particip",
+})
+
+
+def _invitation_answer(first_line: str) -> Command | None:
+    """A yes or a no to an invitation written as a sentence; None when the line is neither
+    (then the usual reading applies, and what is still unclear is asked back, never guessed)."""
+    words = _WORD.findall(fold(first_line))
+    if not words:
+        return None
+    if words[0] in INVITATION_DECLINE_STARTS or any(_contains(words, p) for p in INVITATION_DECLINE_PHRASES):
+        return Decline()
+    if words[0] in INVITATION_ACCEPT_STARTS:
+        return Accept()
+    return None
 
 
 def table_talk(reply_text: str) -> str | None:
