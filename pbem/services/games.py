@@ -22,7 +22,7 @@ from pbem.mail import context as mc
 
 from .app import Services
 from .deadlines import update_waiting
-from .mailing import game_context, queue_mail, recipient_for
+from .mailing import bot_name, game_context, queue_mail, recipient_for, seat_name
 from .notify import has_person, notify_turn
 from .turns import Turn, apply_move, begin_turn, end_turn, run_automation
 
@@ -81,12 +81,14 @@ def create_game(session: Session, svc: Services, *, rules: Rules, seats: Sequenc
 def start_game(session: Session, svc: Services, game: Game, *, first_deck: Sequence[str] | None = None,
                inbound_id: int | None = None) -> list[OutboundMessage]:
     """Deal the first hand and tell everyone; the game becomes active."""
+    from .turns import next_deck
+
     now = svc.clock.now()
     state = GameState.new(Rules.from_dict(game.rules))
     game.status = GameStatus.ACTIVE
     turn = begin_turn(game, list(game.seats), state, now, inbound_id)
-    if first_deck is not None:
-        apply_move(session, turn, Deal(tuple(first_deck)))
+    # Dealt before the "game started" mails, so they show each player's cards and the phase.
+    apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
     rows = []
     for seat_row in turn.seats:
         if has_person(seat_row):
@@ -118,7 +120,20 @@ def resign(session: Session, svc: Services, game: Game, seat: Seat, *, inbound_i
 
     now = svc.clock.now()
     state = state or current_state(game)
+    player = seat.player
     seat.bot = seat.bot or svc.settings.bot_name
     seat.status = SeatStatus.BOT
+    notice = mc.SeatReplaced(seat=seat.seat, old_name=seat_name(seat), new_name=bot_name(seat), game_id=game.id)
+    rows = []
+    if player is not None:  # the player who left: thanked, without the table (no longer theirs)
+        row = queue_mail(session, svc, mc.MailContext(recipient=recipient_for(player, svc), detail=notice),
+                         player=player, game=game, now=now, inbound_id=inbound_id)
+        rows += [row] if row is not None else []
+    for other in game.seats:
+        if other.seat != seat.seat and has_person(other):
+            ctx = mc.MailContext(recipient=recipient_for(other.player, svc), detail=notice,
+                                 game=game_context(svc, game, list(game.seats), state, other.seat))
+            row = queue_mail(session, svc, ctx, player=other.player, game=game, now=now, inbound_id=inbound_id)
+            rows += [row] if row is not None else []
     turn = begin_turn(game, list(game.seats), state, now, inbound_id)
-    return settle(session, svc, turn)
+    return rows + settle(session, svc, turn)

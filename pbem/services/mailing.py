@@ -2,17 +2,20 @@
 
 ``game_context`` builds what one seat may see of a game (from the engine's per-seat view) in the
 shape the templates read (:mod:`pbem.mail.context`); ``queue_mail`` renders a mail and writes its
-outbox row in the caller's transaction (the row is sent after commit by a worker).
+outbox row in the caller's transaction (the row is sent after commit by a worker), returning a
+:class:`QueuedMail`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, OutboundMessage, Player, Seat
+from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
+from pbem.db.writes import PendingRow, add_row
 from pbem.engine import MOON, OVER, PASS, PLAY, GameState
 from pbem.mail import context as mc
 from pbem.mail.addresses import make_reply_address
@@ -29,6 +32,11 @@ def seat_names(seats: list[Seat]) -> tuple[str, ...]:
 def seat_name(seat: Seat) -> str:
     if seat.player is not None and (seat.bot is None or seat.player_id is not None):
         return seat.player.display_name or seat.player.address.split("@")[0]
+    return bot_name(seat)
+
+
+def bot_name(seat: Seat) -> str:
+    """How a computer player in ``seat`` is named in mails."""
     return f"{(seat.bot or 'bot').capitalize()} (bot {seat.seat + 1})"
 
 
@@ -141,9 +149,13 @@ def error_replies_today(session: Session, address: str, now: datetime) -> int:
 
 def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: Player | None,
                game: Game | None, now: datetime, inbound_id: int | None = None,
-               thread: str | None = None, reply_to: str | None = None) -> OutboundMessage | None:
+               thread: str | None = None) -> QueuedMail | None:
     """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None).
-    ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it)."""
+
+    The row is buffered and inserted with the transaction's other mails in one statement
+    (:mod:`pbem.db.writes`).  In a transaction whose mails its own task sends right after the
+    commit (:func:`claim_for_sending`), the row is written already claimed by that task.
+    """
     address = ctx.recipient.address
     if ctx.kind in ERROR_KINDS and error_replies_today(session, address, now) >= svc.settings.error_replies_per_day:
         return None
@@ -152,18 +164,62 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
         ctx,
         thread=thread if thread is not None else (game.thread_id if game is not None else None),
         date=now,
-        reply_to=reply_to,
     )
-    row = OutboundMessage(
-        game_id=game.id if game is not None else None,
-        player_id=player.id if player is not None else None,
-        recipient=address,
-        kind=ctx.kind,
-        message_id=composed.message_id,
-        raw=composed.raw,
-        inbound_id=inbound_id,
-        created_at=now,
-        next_attempt_at=now,
-    )
-    session.add(row)
-    return row
+    lease_until: datetime | None = session.info.get(_SEND_NOW)
+    values = {
+        "game_id": game.id if game is not None else None,
+        "player_id": player.id if player is not None else None,
+        "recipient": address,
+        "kind": ctx.kind,
+        "message_id": composed.message_id,
+        "raw": composed.raw,
+        "status": OutboundStatus.PENDING,
+        "attempts": 0 if lease_until is None else 1,
+        "inbound_id": inbound_id,
+        "created_at": now,
+        "next_attempt_at": now if lease_until is None else lease_until,
+    }
+    mail = QueuedMail(add_row(session, _OUTBOX, values, returning=True), values)
+    if lease_until is not None:
+        session.info[_CLAIMED].append(mail)
+    return mail
+
+
+class QueuedMail:
+    """An outbox row written in this transaction: what was written, and its ``id`` (known once the
+    row is inserted; reading it inserts the transaction's waiting rows)."""
+
+    __slots__ = ("_row", "recipient", "kind", "raw", "message_id", "attempts", "next_attempt_at")
+
+    def __init__(self, row: PendingRow, values: dict[str, Any]) -> None:
+        self._row = row
+        self.recipient: str = values["recipient"]
+        self.kind: str = values["kind"]
+        self.raw: bytes = values["raw"]
+        self.message_id: str = values["message_id"]
+        self.attempts: int = values["attempts"]
+        self.next_attempt_at: datetime = values["next_attempt_at"]
+
+    @property
+    def id(self) -> int:
+        value = self._row.id
+        if value is None:
+            raise RuntimeError("outbox row not written: its transaction was rolled back")
+        return value
+
+    def __repr__(self) -> str:
+        return f"<QueuedMail {self.kind} to {self.recipient}>"
+
+
+_OUTBOX = OutboundMessage.__table__
+_SEND_NOW = "pbem.send_now_lease"
+_CLAIMED = "pbem.send_now_mails"
+
+
+def claim_for_sending(session: Session, lease_until: datetime) -> list[QueuedMail]:
+    """Write this transaction's mails already claimed until ``lease_until`` (one attempt counted,
+    not due before then), for the caller to send right after the commit without a claim of its
+    own; returns the list the mails are added to.  If the caller dies first, the sweep sends
+    them once the lease has run out."""
+    session.info[_SEND_NOW] = lease_until
+    return session.info.setdefault(_CLAIMED, [])

@@ -218,3 +218,18 @@ def test_autoplay_off_asks_even_for_a_single_legal_card(svc: Services) -> None:
     _, mails2 = new_game(svc, pass_cycle=["hold"])
     asked = [m for m in mails2 if m.kind == "your_turn" and m.recipient == PLAYERS[leader]]
     assert asked and Received.parse(asked[0].raw).legal == ("2C",)
+
+
+def test_resign_hands_the_seat_to_a_bot_and_tells_everyone(svc: Services) -> None:
+    game_id, mails = new_game(svc)
+    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[2])
+    received = Received.parse(started.raw)
+    assert received.hand and len(received.hand) == 13  # the game-started mail shows the dealt hand
+    answers = deliver(svc, reply_bytes(received, sender=PLAYERS[2], body="resign"), PLAYERS[2], received.reply_to)
+    notices = [(m.kind, m.recipient) for m in answers if m.kind == "seat_replaced"]
+    assert sorted(r for _, r in notices) == sorted(PLAYERS)
+    with transaction(svc.session_factory) as session:
+        game = load_game(session, game_id, lock=False)
+        seat = next(s for s in game.seats if s.seat == 2)
+        assert seat.bot and str(seat.status) == "bot"
+        assert game.snapshot["passes"][2] is not None  # the bot passed for the seat at once
