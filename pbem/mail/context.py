@@ -45,6 +45,7 @@ __all__ = [
     "MoveRejected",
     "NotifyChanged",
     "ForcedCardsChanged",
+    "LanguageChanged",
     "Play",
     "PlayAhead",
     "Recipient",
@@ -442,6 +443,15 @@ class ForcedCardsChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class LanguageChanged:
+    """The player's mails are now in ``language`` (the mail itself is already in it); ``None``: the
+    language they asked for is not one pbem speaks, and nothing changed."""
+
+    KIND: ClassVar[str] = "language_changed"
+    language: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class NotifyChanged:
     """This game's (or, ``everywhere``, every game's) notification choice is now ``level``.
 
@@ -705,6 +715,7 @@ MailDetail = (
     | PlayAhead
     | NotifyChanged
     | ForcedCardsChanged
+    | LanguageChanged
     | MoveHistory
     | Digest
     | TimeDetail
@@ -734,6 +745,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
             PlayAhead,
             NotifyChanged,
             ForcedCardsChanged,
+            LanguageChanged,
             MoveHistory,
             Digest,
             *TIME_DETAILS,

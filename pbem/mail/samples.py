@@ -37,6 +37,7 @@ from .context import (
     MoveRejected,
     NotifyChanged,
     ForcedCardsChanged,
+    LanguageChanged,
     Play,
     PlayAhead,
     Recipient,
@@ -308,6 +309,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             ctx(PlayAhead("autopilot_on"), sample_game(hand_number=4, phase="pass", autopilot=False)),
             ctx(PlayAhead("autopilot_off"), waiting),
         ],
+        "language_changed": [ctx(LanguageChanged(language)), ctx(LanguageChanged(None))],
         "forced_cards": [ctx(ForcedCardsChanged(on=False)), ctx(ForcedCardsChanged(on=True))],
         "notify_changed": [
             ctx(NotifyChanged("digest")),

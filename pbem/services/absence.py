@@ -476,7 +476,7 @@ def invite_substitute(session: Session, svc: Services, game: Game, seat: Seat, a
             Invitation.invited_by == by.id, Invitation.created_at >= now - timedelta(days=1))) or 0
         if today >= svc.settings.invites_per_day:
             raise SubstituteRefused("RATE_LIMITED", limit=svc.settings.invites_per_day)
-    invitee = get_or_create_player(session, address, None, now)
+    invitee = get_or_create_player(session, address, None, now, language=svc.settings.default_language)
     inv = Invitation(game_id=game.id, seat=seat.seat, address=address, kind="substitute",
                      token=f"sub.{game.id}.{seat.seat}.{secrets.token_hex(8)}",
                      invited_by=by.id if by is not None else None, created_at=now)
@@ -504,7 +504,8 @@ def answer_substitute_invitation(session: Session, svc: Services, row: InboundMe
     from .inbound import _read_command
 
     game = load_game(session, inv.game_id)
-    invitee = get_or_create_player(session, inv.address, mail.from_name or None, now)
+    invitee = get_or_create_player(session, inv.address, mail.from_name or None, now,
+                                   language=svc.settings.default_language)
     details = {"game": game.id, "seat": inv.seat, "invitation": inv.id}
     seats = sorted_seats(game)
     seat = seats[inv.seat]

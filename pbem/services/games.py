@@ -37,12 +37,17 @@ class SeatSpec:
 
 
 def get_or_create_player(session: Session, address: str, name: str | None = None,
-                         now: datetime | None = None) -> Player:
+                         now: datetime | None = None, *, language: str | None = None) -> Player:
+    """The player of ``address``; a new one speaks ``language`` (the server's default language)
+    until they choose another (``language pt``)."""
     address = address.strip().lower()
     player = session.scalars(select(Player).where(Player.address == address)).one_or_none()
     if player is None:
-        player = Player(address=address, display_name=name or "", created_at=now) if now else \
-            Player(address=address, display_name=name or "")
+        player = Player(address=address, display_name=name or "")
+        if now is not None:
+            player.created_at = now
+        if language:
+            player.language = language
         session.add(player)
         session.flush()
     elif name and not player.display_name:
@@ -69,7 +74,8 @@ def create_game(session: Session, svc: Services, *, rules: Rules, seats: Sequenc
         else:
             if not spec.address:
                 raise ValueError(f"seat {number}: an address or a bot is needed")
-            player = get_or_create_player(session, spec.address, spec.name, now)
+            player = get_or_create_player(session, spec.address, spec.name, now,
+                                          language=svc.settings.default_language)
             row = Seat(game_id=game.id, seat=number, player_id=player.id, player=player,
                        status=SeatStatus.JOINED if joined else SeatStatus.INVITED)
         session.add(row)

@@ -497,7 +497,8 @@ def _new_game(session: Session, svc: Services, row: InboundMessage, mail: Incomi
     specs = [SeatSpec(address=sender_address, name=mail.from_name or None)]
     specs += [SeatSpec(address=a) for a in others]
     specs += [SeatSpec(bot=svc.settings.bot_name) for _ in range(bots)]
-    creator = creator or get_or_create_player(session, sender_address, mail.from_name or None, now)
+    creator = creator or get_or_create_player(session, sender_address, mail.from_name or None, now,
+                                              language=svc.settings.default_language)
     game = create_game(session, svc, rules=rules, seats=specs, creator=creator, joined=False,
                        title=mail.subject[:200] if mail.subject else "")
     timing.apply(game)

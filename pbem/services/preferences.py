@@ -1,4 +1,4 @@
-"""A player's standing choices, changed by mail: ``autoplay on`` / ``autoplay off``.
+"""A player's standing choices, changed by mail: ``autoplay on`` / ``autoplay off``, ``language pt``.
 
 With autoplay on (the default), a single legal card is played for the player and their next mail
 says so; with it off they are asked every time. The choice is the player's, for all their games.
@@ -26,3 +26,14 @@ def _forced_cards(request: SeatRequest) -> Outcome:
         turn = begin_turn(request.game, request.seats, request.state, request.now, request.row.id)
         mails += settle(request.session, request.svc, turn)
     return Outcome(InboundStatus.DONE, "AUTOPLAY_ON" if on else "AUTOPLAY_OFF", request.base, mails)
+
+
+@seat_command(cmd.Language)
+def _language(request: SeatRequest) -> Outcome:
+    """``language pt``: the player's mails in Portuguese from now on (this answer included)."""
+    code = request.command.code
+    if code is not None:
+        request.owner.language = code
+    mails = request.reply(mc.LanguageChanged(language=code))
+    return Outcome(InboundStatus.DONE if code else InboundStatus.REJECTED,
+                   "LANGUAGE_SET" if code else "LANGUAGE_UNKNOWN", {**request.base, "language": code}, mails)

@@ -233,3 +233,27 @@ def test_resign_hands_the_seat_to_a_bot_and_tells_everyone(svc: Services) -> Non
         seat = next(s for s in game.seats if s.seat == 2)
         assert seat.bot and str(seat.status) == "bot"
         assert game.snapshot["passes"][2] is not None  # the bot passed for the seat at once
+
+
+def test_language_command_switches_a_players_mails(svc: Services) -> None:
+    game_id, mails = new_game(svc)
+    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[1])
+    received = Received.parse(started.raw)
+    answers = deliver(svc, reply_bytes(received, sender=PLAYERS[1], body="idioma português"), PLAYERS[1],
+                      received.reply_to)
+    assert [m.kind for m in answers] == ["language_changed"]
+    msg = message_from_bytes(answers[0].raw, policy=default)
+    assert msg["Content-Language"] == "pt"
+    assert "português" in msg.get_body(("plain",)).get_content()
+    # Later mails to that player are in Portuguese too.
+    status = deliver(svc, reply_bytes(received, sender=PLAYERS[1], body="status"), PLAYERS[1], received.reply_to)
+    assert message_from_bytes(status[0].raw, policy=default)["Content-Language"] == "pt"
+
+
+def test_new_players_get_the_servers_default_language(db_url: str, tmp_path) -> None:
+    settings = Settings.from_env({"PBEM_DATABASE_URL": db_url, "PBEM_DATA_DIR": str(tmp_path),
+                                  "PBEM_MAIL_DOMAIN": "hearts.test", "PBEM_SECRET_KEY": "k",
+                                  "PBEM_DEFAULT_LANGUAGE": "ro"})
+    with Services.from_settings(settings, clock=ManualClock()) as services:
+        _, mails = new_game(services)
+        assert {message_from_bytes(m.raw, policy=default)["Content-Language"] for m in mails} == {"ro"}

@@ -167,6 +167,23 @@ class Autopilot:
 
 
 @dataclass(frozen=True, slots=True)
+class Language:
+    """``language pt`` / ``idioma português`` / ``limba română``: the language of my mails.
+    ``code`` is ``en``, ``pt`` or ``ro``, or None when the line names none of them."""
+
+    code: str | None
+    name: ClassVar[str] = "language"
+
+
+#: Language names and codes (folded) -> code.
+LANGUAGE_NAMES: Final = {
+    **dict.fromkeys(("en", "english", "ingles", "inglesa", "engleza"), "en"),
+    **dict.fromkeys(("pt", "portuguese", "portugues", "portuguesa", "portugheza"), "pt"),
+    **dict.fromkeys(("ro", "romanian", "romeno", "romena", "romana"), "ro"),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class ForcedCards:
     """``autoplay off``: ask me even when I have a single legal card; ``autoplay on``: play it for me
     (the default)."""
@@ -257,8 +274,8 @@ class Ambiguous:
 
 Command = Union[
     Play, Pass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
-    Vacation, Queue, Autopilot, ForcedCards, Notify, Say, History, Pause, Resume, Abort, Extend, Replace,
-    TimeZone, Unreadable, Ambiguous,
+    Vacation, Queue, Autopilot, ForcedCards, Language, Notify, Say, History, Pause, Resume, Abort, Extend,
+    Replace, TimeZone, Unreadable, Ambiguous,
 ]
 
 # -- the words ---------------------------------------------------------------------------------
@@ -290,6 +307,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
                       "pt": ("piloto automático desligado", "desligar piloto automático",
                              "desliga o piloto automático"),
                       "ro": ("pilot automat oprit", "oprește pilotul automat", "fără pilot automat")},
+    "language": {"en": ("language",), "pt": ("idioma", "lingua"), "ro": ("limba",)},
     "forced_on": {"en": ("autoplay on", "autoplay", "play forced cards", "play my only card"),
                   "pt": ("jogada automática ligada", "jogar cartas forçadas", "jogar a carta única"),
                   "ro": ("joc automat pornit", "joacă cărțile forțate", "joacă singura carte")},
@@ -318,7 +336,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
                  "ro": ("joc nou", "partidă nouă")},
 }
 _TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace",
-                                 "timezone"})
+                                 "timezone", "language"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
 #: Words read only when the mail answered asked for them (``expected``).
@@ -582,6 +600,9 @@ def _build(line: _Line, whole_text: str) -> Command:
         return Autopilot(on=False)
     if command in ("forced_on", "forced_off"):
         return ForcedCards(on=command == "forced_on")
+    if command == "language":
+        words = _WORD.findall(fold(line.argument))
+        return Language(next((LANGUAGE_NAMES[w] for w in words if w in LANGUAGE_NAMES), None))
     if command == "new_game":
         return _new_game(whole_text)
     if command == "extend":
