@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -52,6 +56,20 @@ def queue_mails(settings: Settings, ids: list[int]) -> None:
         queue_outbound(make_celery(settings), ids)
     except Exception as error:  # the rows are committed: the periodic sweep will send them
         log.warning("could not queue %d mails now (%s); the sweep will send them", len(ids), error)
+
+
+_ADDRESS = re.compile(r"^[^@\s<>(),;:\"]+@[^@\s<>(),;:\"]+\.[^@\s<>(),;:\"]+$")
+
+
+def require_migrated(settings: Settings) -> None:
+    """A clear error when the configured database is not migrated (a wrong directory or variable
+    would otherwise quietly create an empty SQLite file and fail with a SQL error)."""
+    from pbem.db.migrate import current, head
+
+    if current(settings.database_url) != head():
+        raise click.ClickException(
+            f"the database {settings.database_url} is not migrated: run `pbem db upgrade`, or point "
+            f"PBEM_DATABASE_URL / PBEM_DATA_DIR at the server's database (working directory: {os.getcwd()})")
 
 
 @click.group()
@@ -101,11 +119,17 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
     specs = []
     for text in players:
         address, _, name = text.partition("=")
-        specs.append(SeatSpec(address=address.strip(), name=name.strip() or None))
+        address = address.strip().lower()
+        if not _ADDRESS.match(address):
+            raise click.BadParameter(f"not a mail address: {address!r}", param_hint="--player")
+        if any(spec.address == address for spec in specs):
+            raise click.BadParameter(f"{address} is given twice", param_hint="--player")
+        specs.append(SeatSpec(address=address, name=name.strip() or None))
     specs += [SeatSpec(bot=b) for b in bots]
     specs += [SeatSpec(bot=settings.bot_name) for _ in range(bot_count)]
     if len(specs) != rules.players:
         raise click.ClickException(f"{rules.players} players needed, {len(specs)} given")
+    require_migrated(settings)
     with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             game_row = create_game(session, svc, rules=rules, seats=specs, seed=seed, title=title)
@@ -124,23 +148,34 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
     click.echo(f"game {game_id} started ({preset}); {len(ids)} mails queued")
 
 
+@contextmanager
+def _reading_game(settings: Settings, game_id: int) -> Iterator[tuple[Any, Any]]:
+    """``(session, game)`` for a command that only reads one game; clear errors for a missing game
+    or an unmigrated database."""
+    from pbem.db.session import transaction
+
+    from .app import Services
+    from .gamestore import GameNotFound, load_game
+
+    require_migrated(settings)
+    with Services.from_settings(settings) as svc, transaction(svc.session_factory) as session:
+        try:
+            row = load_game(session, game_id, lock=False)
+        except GameNotFound as error:
+            raise click.ClickException(f"no game {game_id}") from error
+        yield session, row
+
+
 @game.command("show")
 @click.argument("game_id", type=int)
 @pass_settings
 def show(settings: Settings, game_id: int) -> None:
     """Print a game's status and state as JSON."""
-    from pbem.db.session import transaction
-
-    from .app import Services
-    from .gamestore import load_game
-
-    with Services.from_settings(settings) as svc:
-        with transaction(svc.session_factory) as session:
-            row = load_game(session, game_id, lock=False)
-            click.echo(json.dumps({"id": row.id, "status": str(row.status), "title": row.title,
-                                   "seats": [{"seat": s.seat, "player": s.player.address if s.player else None,
-                                              "bot": s.bot, "status": str(s.status)} for s in row.seats],
-                                   "state": row.snapshot}, indent=2))
+    with _reading_game(settings, game_id) as (_, row):
+        click.echo(json.dumps({"id": row.id, "status": str(row.status), "title": row.title,
+                               "seats": [{"seat": s.seat, "player": s.player.address if s.player else None,
+                                          "bot": s.bot, "status": str(s.status)} for s in row.seats],
+                               "state": row.snapshot}, indent=2))
 
 
 @game.command("check")
@@ -148,14 +183,10 @@ def show(settings: Settings, game_id: int) -> None:
 @pass_settings
 def check(settings: Settings, game_id: int) -> None:
     """Replay the move log and compare it with the cached snapshot."""
-    from pbem.db.session import transaction
+    from .gamestore import snapshot_agrees
 
-    from .app import Services
-    from .gamestore import load_game, snapshot_agrees
-
-    with Services.from_settings(settings) as svc:
-        with transaction(svc.session_factory) as session:
-            ok = snapshot_agrees(session, load_game(session, game_id, lock=False))
+    with _reading_game(settings, game_id) as (session, row):
+        ok = snapshot_agrees(session, row)
     click.echo("snapshot agrees with the move log" if ok else "snapshot DIFFERS from the move log")
     if not ok:
         raise SystemExit(1)
@@ -173,6 +204,7 @@ def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
     from .creator import CreatorRefused
     from .gamestore import GameNotFound, load_game
 
+    require_migrated(settings)
     with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
             try:
@@ -263,6 +295,7 @@ def tick_command(settings: Settings) -> None:
     from .app import Services
     from .deadlines import tick
 
+    require_migrated(settings)
     with Services.from_settings(settings) as svc:
         ids = tick(svc)
     queue_mails(settings, ids)
