@@ -16,6 +16,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, joinedload
 
 from pbem.db.models import Game, Move, Seat
+from pbem.db.writes import add_row
 from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
 from pbem.engine import Move as EngineMove
 
@@ -66,13 +67,19 @@ def current_state(game: Game) -> GameState:
 
 def append_move(session: Session, game: Game, move: EngineMove, *, inbound_id: int | None,
                 now: datetime) -> int:
-    """Append ``move`` to the game's log; returns its sequence number."""
+    """Append ``move`` to the game's log; returns its sequence number.
+
+    The row is buffered (:func:`pbem.db.writes.add_row`): the moves of a turn go into the log
+    with one INSERT, before the transaction's next query or its commit."""
     seq = game.next_seq
     payload = move_to_dict(move)
-    session.add(Move(game_id=game.id, seq=seq, kind=payload["type"], seat=payload.get("seat"),
-                     payload=payload, inbound_id=inbound_id, created_at=now))
+    add_row(session, _MOVES, {"game_id": game.id, "seq": seq, "kind": payload["type"], "seat": payload.get("seat"),
+                              "payload": payload, "inbound_id": inbound_id, "created_at": now})
     game.next_seq = seq + 1
     return seq
+
+
+_MOVES = Move.__table__
 
 
 def save_state(game: Game, state: GameState, now: datetime) -> None:

@@ -149,8 +149,9 @@ def error_replies_today(session: Session, address: str, now: datetime) -> int:
 
 def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: Player | None,
                game: Game | None, now: datetime, inbound_id: int | None = None,
-               thread: str | None = None) -> QueuedMail | None:
+               thread: str | None = None, reply_to: str | None = None) -> QueuedMail | None:
     """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None).
+    ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it).
 
     The row is buffered and inserted with the transaction's other mails in one statement
     (:mod:`pbem.db.writes`).  In a transaction whose mails its own task sends right after the
@@ -164,6 +165,7 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
         ctx,
         thread=thread if thread is not None else (game.thread_id if game is not None else None),
         date=now,
+        reply_to=reply_to,
     )
     lease_until: datetime | None = session.info.get(_SEND_NOW)
     values = {

@@ -112,12 +112,15 @@ def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[in
     from pbem.db.models import Move
     from pbem.engine.cards import CARD_INDEX
 
-    session.flush()
-    last_deal = session.scalar(select(func.max(Move.seq)).where(Move.game_id == game.id, Move.kind == "deal"))
-    plays = session.execute(
-        select(Move.seat, Move.payload).where(Move.game_id == game.id, Move.kind == "play", Move.seq > (last_deal or 0))
-        .order_by(Move.seq)
-    ).all()
+    # The turn's own moves are in the log before these queries (pbem.db.writes writes buffered
+    # rows before every ORM statement); the changed seats and game need not be flushed first.
+    with session.no_autoflush:
+        last_deal = session.scalar(select(func.max(Move.seq)).where(Move.game_id == game.id, Move.kind == "deal"))
+        plays = session.execute(
+            select(Move.seat, Move.payload)
+            .where(Move.game_id == game.id, Move.kind == "play", Move.seq > (last_deal or 0))
+            .order_by(Move.seq)
+        ).all()
     n = state.players
     done = plays[: state.tricks_played * n]
     return [(done[k][0], tuple(CARD_INDEX[p["card"]] for _, p in done[k:k + n])) for k in range(0, len(done), n)]
