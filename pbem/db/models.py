@@ -245,6 +245,8 @@ class Seat(Base):
     autopilot_hand: Mapped[int | None]
     # The last table_talk id passed on to this seat.
     talk_seen: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Cards played for the player since they were last asked: {"forced": [...], "ahead": [...]}.
+    played_for: Mapped[dict[str, Any] | None]
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player | None] = relationship(back_populates="seats")

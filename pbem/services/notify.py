@@ -114,6 +114,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         if not has_person(seat_row):
             continue
         seat = seat_row.seat
+        remember_played_for(seat_row, turn.autoplayed.get(seat, ()), turn.played_ahead.get(seat, ()))
         level = notify_level(seat_row)
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
@@ -123,9 +124,11 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         if state.phase != OVER:
             if seat in after and (seat not in before or seat in turn.movers or turn.dealt):
                 moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
+                forced, ahead = take_played_for(seat_row)
                 details.append(mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total,
-                                           autoplayed=tuple(turn.autoplayed.get(seat, ())),
-                                           played_ahead=tuple(turn.played_ahead.get(seat, ()))))
+                                           autoplayed=forced, played_ahead=ahead))
+            elif tricks and not scored and level == "every_card":
+                details.append(mc.TrickDone())  # the finished trick, who took it, and what follows
             elif plays and level == "every_card" and not scored:
                 details.append(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card))
             elif tricks and not scored and level == "turn_and_trick":
@@ -139,6 +142,24 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
                              inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat])
     return rows
+
+
+def remember_played_for(seat: Seat, forced: Any, ahead: Any) -> None:
+    """Keep the cards just played for the seat's player (a single legal card, a queued card, the
+    autopilot) until their next "your turn" mail, which lists them."""
+    if not forced and not ahead:
+        return
+    kept = dict(seat.played_for or {})
+    kept["forced"] = list(kept.get("forced", [])) + list(forced)
+    kept["ahead"] = list(kept.get("ahead", [])) + list(ahead)
+    seat.played_for = kept
+
+
+def take_played_for(seat: Seat) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The cards played for the player since they were last asked, now told (and forgotten)."""
+    kept = seat.played_for or {}
+    seat.played_for = None
+    return tuple(kept.get("forced", ())), tuple(kept.get("ahead", ()))
 
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,

@@ -257,3 +257,25 @@ def test_new_players_get_the_servers_default_language(db_url: str, tmp_path) -> 
     with Services.from_settings(settings, clock=ManualClock()) as services:
         _, mails = new_game(services)
         assert {message_from_bytes(m.raw, policy=default)["Content-Language"] for m in mails} == {"ro"}
+
+
+def test_a_card_played_for_a_player_is_listed_in_their_next_turn_mail(svc: Services) -> None:
+    """2C is played for its holder when the game starts (a single legal card); that player's next
+    turn comes moves later, and its mail says what was played for them."""
+    game_id, mails = new_game(svc, pass_cycle=["hold"])
+    with transaction(svc.session_factory) as session:
+        leader = load_game(session, game_id, lock=False).snapshot["leader"]
+    queue, rng = list(mails), random.Random(3)
+    for _ in range(40):
+        mail = queue.pop(0)
+        if mail.kind != "your_turn":
+            continue
+        received = Received.parse(mail.raw)
+        if mail.recipient == PLAYERS[leader]:
+            text = message_from_bytes(mail.raw, policy=default).get_body(("plain",)).get_content()
+            assert "played for you" in text and "2♣" in text
+            break
+        queue += deliver(svc, reply_bytes(received, sender=mail.recipient, body=choose(received, rng)),
+                         mail.recipient, received.reply_to)
+    else:
+        raise AssertionError("the 2C holder was never asked to play")
