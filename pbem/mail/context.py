@@ -244,6 +244,8 @@ class HandSummary:
 
     KIND: ClassVar[str] = "hand_summary"
     result: HandResult
+    #: The hand's last trick (the mail's game view already shows the next hand).
+    last_trick: FinishedTrick | None = None
 
 
 @dataclass(frozen=True, slots=True)

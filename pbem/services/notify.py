@@ -104,6 +104,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
+    last_tricks = hands_last_tricks(turn.events, state.players)
     results = hand_results(state)
     summary = None
     if over is not None:
@@ -118,7 +119,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         level = notify_level(seat_row)
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
-            details += [mc.HandSummary(results[event.hand_no - 1]) for event in scored]
+            details += [mc.HandSummary(results[event.hand_no - 1], last_trick=last_tricks.get(event.hand_no))
+                        for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))
         if state.phase != OVER:
@@ -142,6 +144,20 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
                              inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat])
     return rows
+
+
+def hands_last_tricks(events: list[Any], players: int) -> dict[int, mc.FinishedTrick]:
+    """The last trick of each hand scored among ``events``, by hand number."""
+    out: dict[int, mc.FinishedTrick] = {}
+    last = None
+    for event in events:
+        if isinstance(event, TrickWon):
+            last = event
+        elif isinstance(event, HandScored) and last is not None:
+            plays = tuple(mc.Play((last.leader + k) % players, card) for k, card in enumerate(last.cards))
+            out[event.hand_no] = mc.FinishedTrick(number=last.trick_no, plays=plays, winner=last.winner,
+                                                  points=last.points)
+    return out
 
 
 def remember_played_for(seat: Seat, forced: Any, ahead: Any) -> None:
