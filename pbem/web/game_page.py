@@ -60,6 +60,12 @@ def visible_history(
     players = rules.players
     table = rules.table
     hands: list[HandLog] = []
+
+    def trick_points(rules: Rules, cards: list[str]) -> int:
+        """What the trick scores its taker: penalty points, and the bonus card's bonus (Omnibus JD)."""
+        bonus = rules.jd_bonus if rules.jd_bonus and rules.bonus_card in cards else 0
+        return card_points(rules, cards) + bonus
+
     plays: list[tuple[int, str]] = []
 
     def close_trick(force: bool) -> None:
@@ -75,7 +81,7 @@ def visible_history(
                 leader=leader,
                 plays=tuple(plays),
                 winner=trick_winner(cards, leader, players) if complete else None,
-                points=card_points(rules, cards) if complete else None,
+                points=trick_points(rules, cards) if complete else None,
             )
         )
         plays.clear()
