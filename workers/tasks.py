@@ -19,9 +19,11 @@ from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
 from pbem.services.outbox import (
+    DEFAULT_RETRY,
     SendResult,
     due_outbound,
     next_attempts,
+    send_claimed,
     send_outbound_batch,
     stale_inbound,
 )
@@ -41,24 +43,26 @@ _DB_RETRY: dict[str, Any] = {
 
 def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], None]) -> list[int]:
     """What ``pbem.process_inbound`` does, without Celery: apply one received mail
-    (``pbem.services.inbound.process_inbound``: one transaction), then, once that
-    committed, send the mails it wrote right here (``send_now``).
+    (``pbem.services.inbound.apply_inbound``: one transaction), then, once that
+    committed, send the mails it wrote right here.
 
     Sending in the same task saves a second task per move (Celery costs a couple of
     milliseconds a task, and a trip through the broker) while each mail keeps its own
-    claim, result and retries: a mail that fails for now is handed to
+    result and retries: a mail that fails for now is handed to
     ``queue_retry(outbound_id, countdown)``, which queues its own ``pbem.send_mail``.
-    If this process dies after the commit, the rows are pending and due: the sweep
-    sends them.
+    The mails are written already claimed by this task for a short lease
+    (``RetryPolicy.claimed_lease``), so sending them needs no claim statement; if this
+    process dies after the commit, the sweep sends them once that lease has run out.
     """
     # Imported here: the service is the lead engineer's module and heavy; the
     # worker (and this module) load without it.
-    from pbem.services.inbound import process_inbound as process
+    from pbem.services.inbound import apply_inbound
 
-    outbound_ids = process(svc, inbound_id)
-    if outbound_ids:
-        send_now(svc, outbound_ids, queue_retry=queue_retry)
-    return list(outbound_ids)
+    mails = apply_inbound(svc, inbound_id, send_lease=DEFAULT_RETRY.claimed_lease)
+    if mails:
+        results = send_claimed(svc, mails, policy=DEFAULT_RETRY)
+        _queue_retries(svc, results, queue_retry)
+    return [mail.id for mail in mails]
 
 
 def send_now(svc: Any, outbound_ids: list[int], *, queue_retry: Callable[[int, float], None]) -> dict[int, SendResult]:
@@ -66,6 +70,11 @@ def send_now(svc: Any, outbound_ids: list[int], *, queue_retry: Callable[[int, f
     others); hand each that failed for now to ``queue_retry`` with the seconds until
     its backoff ends."""
     results = send_outbound_batch(svc, [int(outbound_id) for outbound_id in outbound_ids])
+    _queue_retries(svc, results, queue_retry)
+    return results
+
+
+def _queue_retries(svc: Any, results: dict[int, SendResult], queue_retry: Callable[[int, float], None]) -> None:
     to_retry = [outbound_id for outbound_id, result in results.items() if result is SendResult.RETRY]
     if to_retry:
         now = svc.clock.now()
@@ -73,7 +82,6 @@ def send_now(svc: Any, outbound_ids: list[int], *, queue_retry: Callable[[int, f
             # A countdown from the services' clock, not an absolute eta: that clock may
             # be offset from the wall clock Celery schedules by (time-travel tests).
             queue_retry(outbound_id, max((due - now).total_seconds(), 0.0))
-    return results
 
 
 def _retry_queuer(app: Any) -> Callable[[int, float], None]:

@@ -5,6 +5,8 @@
 - ``SmtpRelay`` when ``PBEM_RELAY_HOST`` is set (``PBEM_RELAY_TLS`` none / starttls /
   ssl; AUTH when ``PBEM_RELAY_USER`` is set): one SMTP connection per batch of mails
   (``relay_session``: the mails of one move), one per mail through ``deliver``.
+  ``KeptSmtpConnection`` (``keep_open``) keeps one connection open across batches: a
+  worker process sends the mails of move after move on it.
 - ``DevMailbox`` when it is empty (``pbem serve`` on a laptop): the mail is
   written to a file, and the web front shows it.
 
@@ -42,6 +44,8 @@ import os
 import smtplib
 import ssl
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,12 +57,14 @@ from pbem.config import Settings
 __all__ = [
     "DEV_MAILBOX_DIRNAME",
     "DevMailbox",
+    "KeptSmtpConnection",
     "Relay",
     "RelayError",
     "SmtpRelay",
     "bounce_address",
     "dev_mailbox_dir",
     "dev_mailbox_name",
+    "keep_open",
     "make_relay",
     "relay_session",
 ]
@@ -135,9 +141,8 @@ class SmtpRelay:
     ``deliver`` opens a connection for one message.  ``session()`` keeps one open for
     several (the mails of one move: a connection, greeting, EHLO and QUIT per move
     instead of per mail), reconnecting after any error, so a failure still concerns
-    one message and never the next.  Nothing stays open between sessions: game mail
-    is a trickle, not a bulk send, and an idle connection would be closed by the
-    relay anyway.
+    one message and never the next.  Nothing stays open between sessions, unless a
+    ``KeptSmtpConnection`` holds it (a worker process, sending move after move).
     """
 
     host: str
@@ -242,6 +247,71 @@ class SmtpRelaySession:
             client.quit()
         except (smtplib.SMTPException, OSError):
             client.close()
+
+
+class KeptSmtpConnection:
+    """One connection to the relay kept open from batch to batch, by one process.
+
+    Opening a connection costs a TCP handshake, the greeting, EHLO (STARTTLS and AUTH when
+    configured) and QUIT: more than the mails of a move take to send.  A worker process sends
+    move after move, so it keeps one open (``session()``, the ``relay_session`` protocol):
+
+    - a connection idle for over ``check_after_s`` is checked with NOOP before it is used, and
+      one idle for over ``max_idle_s`` is closed and replaced: relays drop idle connections
+      (Postfix after 300 s), and a mail should not be the one to find out;
+    - any error drops it (``SmtpRelaySession``): the next mail opens a fresh one;
+    - one batch at a time uses it (a lock): a second thread at the same moment gets a
+      connection of its own for its batch, closed after it.
+    """
+
+    def __init__(self, relay: SmtpRelay, *, check_after_s: float = 2.0, max_idle_s: float = 30.0) -> None:
+        self.relay = relay
+        self.check_after_s = check_after_s
+        self.max_idle_s = max_idle_s
+        self._session = SmtpRelaySession(relay)
+        self._last_used = 0.0
+        self._lock = threading.Lock()
+
+    def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
+        with self.session() as session:
+            session.deliver(raw, recipients=recipients, key=key)
+
+    @contextmanager
+    def session(self) -> Iterator[SmtpRelaySession]:
+        if not self._lock.acquire(blocking=False):
+            with self.relay.session() as own:
+                yield own
+            return
+        try:
+            self._freshen()
+            yield self._session
+        finally:
+            self._last_used = time.monotonic()
+            self._lock.release()
+
+    def _freshen(self) -> None:
+        session = self._session
+        if session._client is None:
+            return
+        idle = time.monotonic() - self._last_used
+        if idle > self.max_idle_s:
+            session.close()
+        elif idle > self.check_after_s:
+            try:
+                code, _message = session._client.noop()
+            except (smtplib.SMTPException, OSError):
+                code = 0
+            if code != 250:
+                session._drop()
+
+    def close(self) -> None:
+        with self._lock:
+            self._session.close()
+
+
+def keep_open(relay: Relay) -> Relay:
+    """``relay`` with its connection kept open between batches when it is an ``SmtpRelay``."""
+    return KeptSmtpConnection(relay) if isinstance(relay, SmtpRelay) else relay
 
 
 def _from_refusals(refusals: dict[str, tuple[int, bytes]]) -> RelayError:

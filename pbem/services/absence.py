@@ -57,7 +57,6 @@ from pbem.db.models import (
     Absence,
     Game,
     GameStatus,
-    InboundMessage,
     InboundStatus,
     Invitation,
     InvitationStatus,
@@ -78,7 +77,7 @@ from .app import Services
 from .deadlines import deadline_for, start_waiting, stop_waiting, waits_for_person
 from .games import get_or_create_player, settle
 from .gamestore import current_state, load_game
-from .inbound import SEAT_COMMANDS, Outcome, SeatRequest, seat_command
+from .inbound import SEAT_COMMANDS, Outcome, ReceivedRow, SeatRequest, seat_command
 from .mailing import game_context, queue_mail, recipient_for, seat_name
 from .notify import decision_kind, has_person
 from .turns import STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, begin_turn
@@ -497,7 +496,7 @@ def invite_substitute(session: Session, svc: Services, game: Game, seat: Seat, a
     return mails
 
 
-def answer_substitute_invitation(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+def answer_substitute_invitation(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                                  inv: Invitation, now: datetime) -> Outcome:
     """The invitee answered a ``substitute`` invitation (the sender is already checked)."""
     from .creator import resume_game

@@ -22,6 +22,7 @@ from .clock import Clock, OffsetClock, SystemClock
 
 if TYPE_CHECKING:
     from pbem.mail.compose import MailComposer
+    from pbem.mail.relay import Relay
 
 
 @dataclass
@@ -50,7 +51,19 @@ class Services:
         return MailComposer(templates_dir(), domain=self.settings.mail_domain, clock=self.clock.now,
                             default_language=self.settings.default_language)
 
+    @cached_property
+    def relay(self) -> "Relay":
+        """The configured relay; an SMTP relay's connection is kept open between batches
+        (``pbem.mail.relay.keep_open``): built per process, like the rest of Services."""
+        from pbem.mail.relay import keep_open, make_relay
+
+        return keep_open(make_relay(self.settings))
+
     def close(self) -> None:
+        relay = self.__dict__.get("relay")
+        close_relay = getattr(relay, "close", None)
+        if close_relay is not None:
+            close_relay()
         self.engine.dispose()
 
     def __enter__(self) -> "Services":

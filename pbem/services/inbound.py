@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -32,7 +32,6 @@ from pbem.db.models import (
     InboundStatus,
     Invitation,
     InvitationStatus,
-    OutboundMessage,
     Player,
     Seat,
     SeatStatus,
@@ -50,7 +49,7 @@ from .app import Services
 from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
 from .gamestore import GameNotFound, current_state, load_game
-from .mailing import game_context, queue_mail, recipient_for, seat_name
+from .mailing import QueuedMail, claim_for_sending, game_context, queue_mail, recipient_for, seat_name
 from .turns import apply_move, begin_turn
 
 log = logging.getLogger("pbem.worker")
@@ -61,12 +60,21 @@ MAX_ATTEMPTS = 5
 RACE_RETRIES = 5
 
 
+class ReceivedRow(Protocol):
+    """What the handlers read of a received mail's row (the Core row ``apply_inbound`` locked)."""
+
+    id: int
+    recipient: str
+    mail_from: str
+    raw: bytes
+
+
 @dataclass
 class Outcome:
     status: InboundStatus
     code: str
     details: dict[str, Any] = field(default_factory=dict)
-    mails: list[OutboundMessage] = field(default_factory=list)
+    mails: list[QueuedMail] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"code": self.code, **self.details}
@@ -74,22 +82,35 @@ class Outcome:
 
 def process_inbound(svc: Services, inbound_id: int) -> list[int]:
     """Process one stored mail once; return the ids of the outbox rows it wrote (committed)."""
+    return [mail.id for mail in apply_inbound(svc, inbound_id)]
+
+
+def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | None = None) -> list[QueuedMail]:
+    """Process one stored mail once, in one transaction; the mails it wrote (committed).
+
+    With ``send_lease`` the caller sends those mails itself right after this returns: they are
+    written already claimed for that long (``mailing.claim_for_sending``), and every mail the
+    transaction wrote is returned.
+
+    The received row is locked and marked with Core statements (a small ``SELECT .. FOR
+    UPDATE`` of what the handlers read, an ``UPDATE`` of its outcome): no ORM object for it.
+    """
     for attempt in range(RACE_RETRIES):
         try:
             with transaction(svc.session_factory) as session:
-                row = session.scalars(
-                    select(InboundMessage).where(InboundMessage.id == inbound_id).with_for_update()
-                ).one_or_none()
+                conn = session.connection()
+                row = conn.execute(_LOCK_INBOUND, {"id": inbound_id}).one_or_none()
                 if row is None or row.status != InboundStatus.PENDING:
                     return []
                 now = svc.clock.now()
+                claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
                 outcome = handle(session, svc, row, now)
-                row.status = outcome.status
-                row.outcome = outcome.as_json()
-                row.processed_at = now
-                row.attempts += 1
-                session.flush()
-                return [m.id for m in outcome.mails]
+                conn.execute(_MARK_INBOUND, {"b_id": inbound_id, "b_status": outcome.status,
+                                             "b_outcome": outcome.as_json(), "b_processed_at": now})
+                mails = list(claimed) if claimed is not None else list(outcome.mails)
+                for mail in mails:
+                    mail.id  # noqa: B018 (written now, inside the transaction)
+                return mails
         except (StaleDataError, IntegrityError, OperationalError) as error:
             # Another worker changed the same game (or SQLite was busy): run the whole thing again.
             log.info("inbound %s: retrying after a concurrent change (%s)", inbound_id, type(error).__name__)
@@ -100,6 +121,20 @@ def process_inbound(svc: Services, inbound_id: int) -> list[int]:
             raise
     _record_failure(svc, inbound_id)
     raise last
+
+
+_INBOUND = InboundMessage.__table__
+_LOCK_INBOUND = (
+    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.raw, _INBOUND.c.status)
+    .where(_INBOUND.c.id == bindparam("id"))
+    .with_for_update()
+)
+_MARK_INBOUND = (
+    update(_INBOUND)
+    .where(_INBOUND.c.id == bindparam("b_id"))
+    .values(status=bindparam("b_status"), outcome=bindparam("b_outcome"), processed_at=bindparam("b_processed_at"),
+            attempts=_INBOUND.c.attempts + 1)
+)
 
 
 def _record_failure(svc: Services, inbound_id: int) -> None:
@@ -118,7 +153,7 @@ def _record_failure(svc: Services, inbound_id: int) -> None:
 # -- routing ------------------------------------------------------------------------------------
 
 
-def handle(session: Session, svc: Services, row: InboundMessage, now: datetime) -> Outcome:
+def handle(session: Session, svc: Services, row: ReceivedRow, now: datetime) -> Outcome:
     mail = read_mail(row.raw, envelope_sender=row.mail_from)
     automatic = classify(mail)
     if automatic is not None:
@@ -153,7 +188,7 @@ def _verified(session: Session, player: Player | None) -> bool:
 
 def _reply(session: Session, svc: Services, player: Player, detail: Any, now: datetime, inbound_id: int,
            game: Game | None = None, game_ctx: mc.GameContext | None = None,
-           reply_to: str | None = None) -> list[OutboundMessage]:
+           reply_to: str | None = None) -> list[QueuedMail]:
     ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail, game=game_ctx)
     row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id, reply_to=reply_to)
     return [row] if row is not None else []
@@ -173,7 +208,7 @@ def _automatic(session: Session, svc: Services, mail: IncomingMail, reason: Verd
     """Recorded, never answered. A bounce for a player's address is told to their games' creators."""
     code = reason.reason
     details: dict[str, Any] = {"from": mail.from_address, "signal": reason.signal}
-    mails: list[OutboundMessage] = []
+    mails: list[QueuedMail] = []
     if reason.bounce is not None and code == BOUNCE and reason.bounce.permanent:
         failed = list(reason.bounce.failed_recipients)
         details["failed"] = failed
@@ -183,7 +218,7 @@ def _automatic(session: Session, svc: Services, mail: IncomingMail, reason: Verd
 
 
 def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, now: datetime,
-            inbound_id: int) -> list[OutboundMessage]:
+            inbound_id: int) -> list[QueuedMail]:
     player = _player_by_address(session, address)
     if player is None:
         return []
@@ -195,7 +230,7 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
     diagnostic = ""
     if mail.report is not None:
         diagnostic = next((r.diagnostic for r in mail.report.recipients if r.final_recipient == address), "")
-    mails: list[OutboundMessage] = []
+    mails: list[QueuedMail] = []
     games = session.scalars(
         select(Game).join(Seat, Seat.game_id == Game.id).where(
             Seat.player_id == player.id, Game.status.in_((GameStatus.INVITING, GameStatus.ACTIVE)))
@@ -219,7 +254,7 @@ class SeatRequest:
 
     session: Session
     svc: Services
-    row: InboundMessage
+    row: ReceivedRow
     mail: IncomingMail
     now: datetime
     game: Game
@@ -234,7 +269,7 @@ class SeatRequest:
     def base(self) -> dict[str, Any]:
         return {"game": self.game.id, "seat": self.seat.seat, "command": type(self.command).__name__}
 
-    def reply(self, detail: Any, player: Player | None = None) -> list[OutboundMessage]:
+    def reply(self, detail: Any, player: Player | None = None) -> list[QueuedMail]:
         """A mail about this game to this seat's player (or ``player``), with the seat's view."""
         who = player or self.owner
         seat = next((s.seat for s in self.seats if s.player_id == who.id), self.seat.seat)
@@ -265,7 +300,7 @@ def seat_command(*kinds: type, needs_active: bool = False) -> Callable[[SeatHand
     return register
 
 
-def _seat_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                now: datetime) -> Outcome:
     settings = svc.settings
     try:
@@ -423,7 +458,7 @@ def _describe(move: Any) -> dict[str, Any]:
 
 
 def _games_list(session: Session, svc: Services, player: Player, now: datetime,
-                inbound_id: int) -> list[OutboundMessage]:
+                inbound_id: int) -> list[QueuedMail]:
     from .mailing import game_url
 
     listings = []
@@ -442,7 +477,7 @@ def _games_list(session: Session, svc: Services, player: Player, now: datetime,
 # -- mail to other addresses of the domain -----------------------------------------------------------
 
 
-def _account_mail(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+def _account_mail(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                   now: datetime) -> Outcome:
     """``help@``, ``games@`` and the like: answered only to verified players."""
     player = _player_by_address(session, mail.from_address)
@@ -457,7 +492,7 @@ def _account_mail(session: Session, svc: Services, row: InboundMessage, mail: In
 # -- starting a game by mail ----------------------------------------------------------------------------
 
 
-def _new_game(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
               now: datetime) -> Outcome:
     """``new@``: the sender and the people listed, plus bots. An unverified sender is first sent an
     invitation to their own seat; the others are invited only once the sender has confirmed by
@@ -511,7 +546,7 @@ def _new_game(session: Session, svc: Services, row: InboundMessage, mail: Incomi
         session.add(inv)
         invitations.append(inv)
     session.flush()
-    mails: list[OutboundMessage] = []
+    mails: list[QueuedMail] = []
     if verified:
         creator_seat = game.seats[0]
         creator_seat.status = SeatStatus.JOINED
@@ -549,7 +584,7 @@ def _invitations_today(session: Session, creator: Player | None, now: datetime) 
 
 
 def _send_invitations(session: Session, svc: Services, game: Game, invitations: list[Invitation],
-                      creator: Player, now: datetime, inbound_id: int) -> list[OutboundMessage]:
+                      creator: Player, now: datetime, inbound_id: int) -> list[QueuedMail]:
     mails = []
     names = [s.player.address if s.player else seat_name(s) for s in sorted(game.seats, key=lambda s: s.seat)]
     bots = sum(1 for s in game.seats if s.player is None)
@@ -567,7 +602,7 @@ def _send_invitations(session: Session, svc: Services, game: Game, invitations: 
     return mails
 
 
-def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail: IncomingMail,
+def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                       now: datetime) -> Outcome:
     settings = svc.settings
     try:
@@ -595,7 +630,7 @@ def _invitation_reply(session: Session, svc: Services, row: InboundMessage, mail
         return Outcome(InboundStatus.REJECTED, "INVITATION_UNCLEAR", {"invitation": inv.id}, mails)
     accepted = isinstance(command, cmd.Accept)
     creator = game.creator
-    mails: list[OutboundMessage] = []
+    mails: list[QueuedMail] = []
     if accepted:
         inv.status = InvitationStatus.ACCEPTED
         seat.status = SeatStatus.JOINED

@@ -26,6 +26,14 @@ the lease expires the row is due again and the sweep re-queues it.  The lease is
 much longer than a delivery can take (``RELAY_TIMEOUT_S`` per socket operation),
 so a live sender is never overtaken.
 
+The mails of a move skip step 1 (``send_claimed``): the worker that applies the move
+writes them already claimed by itself (one attempt counted, ``next_attempt_at`` a
+short ``claimed_lease`` ahead: ``pbem.services.mailing.claim_for_sending``) and sends
+them right after the commit, from the bytes it just composed.  A worker that dies
+before sending leaves them to the sweep once that short lease has run out (within
+about three minutes); a delivery that is still going on when half of it has passed
+first extends the lease of the rest to the full one (``_renew``), as step 1 would have.
+
 Delivery is at least once, not exactly once: a sender that dies after the relay
 took the mail but before step 3 committed leaves a claimed row, which is sent
 again after the lease.  No protocol can close that gap with an SMTP relay; the
@@ -58,6 +66,7 @@ __all__ = [
     "due_outbound",
     "next_attempts",
     "send_outbound",
+    "send_claimed",
     "send_outbound_batch",
     "stale_inbound",
 ]
@@ -110,6 +119,9 @@ class RetryPolicy:
     max_delay: timedelta = timedelta(minutes=30)
     max_attempts: int = 10
     lease: timedelta = timedelta(minutes=10)
+    #: The claim a move's mails are written with when the worker that applied the move sends
+    #: them itself (``send_claimed``): short, so that if that worker dies the sweep sends them soon.
+    claimed_lease: timedelta = timedelta(minutes=2)
     #: A task due "now" may run a moment before next_attempt_at (clocks, ETA
     #: rounding); it still counts as due.  Far shorter than any lease or backoff.
     grace: timedelta = timedelta(seconds=1)
@@ -159,16 +171,74 @@ def send_outbound_batch(
         return {}
     claims, results = _claim(svc, ids, policy)
     if claims:
-        relay = relay or make_relay(svc.settings)
-        failures: dict[int, RelayError] = {}
-        with relay_session(relay) as session:
-            for outbound_id, claim in claims.items():
-                try:
-                    session.deliver(claim.raw, recipients=[claim.recipient], key=outbound_id)
-                except RelayError as error:
-                    failures[outbound_id] = error
-        results.update(_record(svc, claims, failures, policy))
+        results.update(_deliver(svc, claims, policy, relay, lease_until=None))
     return {outbound_id: results[outbound_id] for outbound_id in ids}
+
+
+class ClaimedMail(Protocol):
+    """A mail written already claimed by its sender (``pbem.services.mailing.QueuedMail``)."""
+
+    @property
+    def id(self) -> int: ...
+
+    raw: bytes
+    recipient: str
+    attempts: int
+    next_attempt_at: datetime
+
+
+def send_claimed(
+    svc: OutboxServices,
+    mails: Sequence[ClaimedMail],
+    *,
+    policy: RetryPolicy = DEFAULT_RETRY,
+    relay: Relay | None = None,
+) -> dict[int, SendResult]:
+    """Send mails whose rows were written already claimed by this sender, in a transaction
+    that committed (``claim_for_sending``): no claim statement, no reading the bytes back.
+    Each mail still succeeds, fails or is retried on its own, as in ``send_outbound_batch``."""
+    claims = {
+        mail.id: _Claim(raw=mail.raw, recipient=mail.recipient, attempt=mail.attempts)
+        for mail in sorted(mails, key=lambda mail: mail.id)
+    }
+    if not claims:
+        return {}
+    lease_until = min(mail.next_attempt_at for mail in mails)
+    return _deliver(svc, claims, policy, relay, lease_until=lease_until)
+
+
+def _deliver(
+    svc: OutboxServices,
+    claims: dict[int, _Claim],
+    policy: RetryPolicy,
+    relay: Relay | None,
+    *,
+    lease_until: datetime | None,
+) -> dict[int, SendResult]:
+    """Hand the claimed mails to the relay on one connection, then record the results.  With
+    ``lease_until`` (a short claim taken at commit), the lease of the mails not yet sent is
+    extended to the full one once half of it has passed."""
+    relay = relay or getattr(svc, "relay", None) or make_relay(svc.settings)
+    failures: dict[int, RelayError] = {}
+    results: dict[int, SendResult] = {}
+    renew_at = None if lease_until is None else lease_until - policy.claimed_lease / 2
+    with relay_session(relay) as session:
+        for outbound_id, claim in list(claims.items()):
+            if renew_at is not None and svc.clock.now() >= renew_at:
+                rest = [i for i in claims if i not in failures and i >= outbound_id]
+                kept = _renew(svc, rest, lease_until, policy)  # type: ignore[arg-type]
+                for lost in set(rest) - kept:  # another sender took over: leave them to it
+                    claims.pop(lost)
+                    results[lost] = SendResult.NOT_DUE
+                renew_at = None
+                if outbound_id not in kept:
+                    continue
+            try:
+                session.deliver(claim.raw, recipients=[claim.recipient], key=outbound_id)
+            except RelayError as error:
+                failures[outbound_id] = error
+    results.update(_record(svc, claims, failures, policy))
+    return results
 
 
 _OUTBOX = OutboundMessage.__table__
@@ -184,6 +254,16 @@ _CLAIM = (
     .returning(_OUTBOX.c.id, _OUTBOX.c.raw, _OUTBOX.c.recipient, _OUTBOX.c.attempts)
 )
 _STATUSES = select(_OUTBOX.c.id, _OUTBOX.c.status).where(_OUTBOX.c.id.in_(bindparam("ids", expanding=True)))
+_RENEW = (
+    update(_OUTBOX)
+    .where(
+        _OUTBOX.c.id.in_(bindparam("ids", expanding=True)),
+        _OUTBOX.c.status == OutboundStatus.PENDING,
+        _OUTBOX.c.next_attempt_at == bindparam("held_until"),
+    )
+    .values(next_attempt_at=bindparam("lease_until"))
+    .returning(_OUTBOX.c.id)
+)
 _SENT = (
     update(_OUTBOX)
     .where(_OUTBOX.c.id.in_(bindparam("ids", expanding=True)))
@@ -221,6 +301,17 @@ def _claim(
             else:
                 results[outbound_id] = SendResult.NOT_DUE
     return claims, results
+
+
+def _renew(svc: OutboxServices, ids: list[int], held_until: datetime, policy: RetryPolicy) -> set[int]:
+    """Extend the short claim of ``ids`` (still held until ``held_until``) to a full lease; the ids
+    still ours (a row whose lease ran out and that someone else claimed is not)."""
+    if not ids:
+        return set()
+    with single_statement(svc.session_factory) as conn:
+        rows = conn.execute(_RENEW, {"ids": ids, "held_until": held_until,
+                                     "lease_until": svc.clock.now() + policy.lease})
+        return {row.id for row in rows}
 
 
 def _record(
