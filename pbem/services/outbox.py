@@ -224,6 +224,8 @@ def _deliver(
     renew_at = None if lease_until is None else lease_until - policy.claimed_lease / 2
     with relay_session(relay) as session:
         for outbound_id, claim in list(claims.items()):
+            if outbound_id not in claims:  # lost when the lease was renewed
+                continue
             if renew_at is not None and svc.clock.now() >= renew_at:
                 rest = [i for i in claims if i not in failures and i >= outbound_id]
                 kept = _renew(svc, rest, lease_until, policy)  # type: ignore[arg-type]

@@ -1,0 +1,140 @@
+"""``pbem.db.writes`` on SQLite and PostgreSQL: buffered rows are inserted in one statement and
+seen by the transaction's queries, changed games and seats are written by Core UPDATEs that
+check the game's version, and nothing buffered survives a rollback."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import event, func, select, update
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbem.db.models import Game, GameStatus, Move, OutboundMessage, OutboundStatus, Seat, SeatStatus
+from pbem.db.session import make_engine, make_session_factory, transaction
+from pbem.db.writes import add_row, insert_rows
+
+NOW = datetime(2024, 5, 17, 12, 0, tzinfo=UTC)
+MOVES = Move.__table__
+OUTBOX = OutboundMessage.__table__
+
+
+@pytest.fixture
+def factory(db_url: str):  # type: ignore[no-untyped-def]
+    engine = make_engine(db_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+def statements(factory) -> list[str]:  # type: ignore[no-untyped-def]
+    seen: list[str] = []
+    event.listen(factory.kw["bind"], "before_cursor_execute",
+                 lambda conn, cursor, sql, params, context, many: seen.append(" ".join(sql.split()[:3])))
+    return seen
+
+
+def new_game(factory) -> int:  # type: ignore[no-untyped-def]
+    with transaction(factory) as session:
+        game = Game(rules={"preset": "standard"}, status=GameStatus.ACTIVE, snapshot={"n": 0}, next_seq=1,
+                    created_at=NOW, updated_at=NOW, title="t")
+        session.add(game)
+        session.flush()
+        for number in range(4):
+            session.add(Seat(game_id=game.id, seat=number, bot="random", status=SeatStatus.BOT))
+        return game.id
+
+
+def outbox_values(k: int) -> dict:
+    return {"recipient": f"p{k}@example.com", "kind": "your_turn", "message_id": f"<m{k}@hearts.test>",
+            "raw": b"raw \x00\xff" + bytes([k]), "status": OutboundStatus.PENDING, "attempts": 0,
+            "created_at": NOW, "next_attempt_at": NOW}
+
+
+def test_buffered_rows_go_in_with_one_insert_and_ids_in_their_order(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    seen = statements(factory)
+    with transaction(factory) as session:
+        rows = [add_row(session, OUTBOX, outbox_values(k) | {"game_id": game_id}, returning=True) for k in range(5)]
+        moves = [add_row(session, MOVES, {"game_id": game_id, "seq": seq, "kind": "play", "seat": seq % 4,
+                                          "payload": {"type": "play", "card": "QS", "seat": seq % 4},
+                                          "created_at": NOW}) for seq in (1, 2)]
+        assert seen == []  # nothing written yet
+        ids = [row.id for row in rows]  # reading an id writes every waiting row
+        inserts = [s for s in seen if s.startswith("INSERT")]
+        if session.get_bind().dialect.name == "postgresql":  # one statement per table
+            assert inserts == ["INSERT INTO outbound_messages", "INSERT INTO moves"]
+        else:  # SQLite returns ids in order only row by row (in process: no round trips)
+            assert set(inserts) == {"INSERT INTO outbound_messages", "INSERT INTO moves"}
+        assert moves[0].id is None  # its id was not asked for
+    with transaction(factory) as session:
+        stored = dict(session.execute(select(OutboundMessage.id, OutboundMessage.message_id)).all())
+        assert [stored[i] for i in ids] == [f"<m{k}@hearts.test>" for k in range(5)]
+        assert session.get(OutboundMessage, ids[3]).raw == b"raw \x00\xff\x03"
+        assert [tuple(r) for r in session.execute(select(Move.seq, Move.payload).order_by(Move.seq))] == [
+            (1, {"type": "play", "card": "QS", "seat": 1}), (2, {"type": "play", "card": "QS", "seat": 2})]
+
+
+def test_a_query_in_the_transaction_sees_the_buffered_rows(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    with transaction(factory) as session:
+        add_row(session, MOVES, {"game_id": game_id, "seq": 1, "kind": "deal", "payload": {"type": "deal"},
+                                 "created_at": NOW})
+        with session.no_autoflush:
+            assert session.scalar(select(func.count()).select_from(Move)) == 1
+
+
+def test_a_rollback_drops_the_buffered_rows(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    with pytest.raises(RuntimeError):
+        with transaction(factory) as session:
+            row = add_row(session, OUTBOX, outbox_values(1) | {"game_id": game_id}, returning=True)
+            raise RuntimeError("the move failed")
+    assert row.id is None
+    with transaction(factory) as session:
+        assert session.scalar(select(func.count()).select_from(OutboundMessage)) == 0
+
+
+def test_insert_rows_on_its_own(factory) -> None:  # type: ignore[no-untyped-def]
+    with factory() as session, session.begin():
+        ids = insert_rows(session.connection(), OUTBOX, [outbox_values(k) for k in range(60)], returning=True)
+    assert len(set(ids)) == 60 and ids == sorted(ids)
+    with transaction(factory) as session:
+        assert session.get(OutboundMessage, ids[59]).recipient == "p59@example.com"
+
+
+def test_changed_games_and_seats_are_written_by_core_with_the_version_checked(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    seen = statements(factory)
+    with transaction(factory) as session:
+        game = session.get(Game, game_id)
+        seats = sorted(game.seats, key=lambda s: s.seat)
+        seen.clear()
+        version = game.version
+        game.snapshot = {"n": 1}
+        game.next_seq = 2
+        seats[1].decisions = 1
+        seats[1].waiting_since = NOW
+        seats[2].waiting_since = NOW
+        seats[3].waiting_since = NOW
+    updates = [s for s in seen if s.startswith("UPDATE")]
+    assert updates.count("UPDATE games SET") == 1
+    assert updates.count("UPDATE seats SET") == 2  # one per set of changed columns
+    assert game.version == version + 1
+    with transaction(factory) as session:
+        again = session.get(Game, game_id)
+        assert (again.snapshot, again.next_seq, again.version) == ({"n": 1}, 2, version + 1)
+        assert [(s.decisions, s.waiting_since) for s in sorted(again.seats, key=lambda s: s.seat)] == [
+            (0, None), (1, NOW), (0, NOW), (0, NOW)]
+
+
+def test_a_game_changed_meanwhile_is_refused(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    with pytest.raises(StaleDataError):
+        with transaction(factory) as session:
+            game = session.get(Game, game_id)
+            # The row changes behind the loaded object's back (as another writer would).
+            session.connection().execute(update(Game.__table__).where(Game.__table__.c.id == game_id)
+                                         .values(version=Game.__table__.c.version + 1))
+            game.snapshot = {"n": 2}
+    with transaction(factory) as session:
+        assert session.get(Game, game_id).snapshot == {"n": 0}
