@@ -57,7 +57,19 @@ def make_engine(
     # of proxies and firewalls.
     engine_kwargs.setdefault("pool_pre_ping", False)
     engine_kwargs.setdefault("pool_recycle", POOL_RECYCLE_S)
-    return create_engine(url, **engine_kwargs)
+    engine = create_engine(url, **engine_kwargs)
+    if url.get_driver_name() == "psycopg":
+        event.listen(engine, "connect", _tune_psycopg)
+    return engine
+
+
+def _tune_psycopg(dbapi_connection: Any, _record: Any) -> None:
+    """Array parameters of ``pbem.db.writes`` go in binary (no per-byte escaping of ``bytea``)."""
+    from psycopg.types.array import ListBinaryDumper
+
+    from pbem.db.writes import BinaryArray
+
+    dbapi_connection.adapters.register_dumper(BinaryArray, ListBinaryDumper)
 
 
 def normalise_url(url: str | URL) -> URL:

@@ -135,8 +135,8 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
     if dialect.name == "postgresql":
         statement, processors = _unnest_insert(table, columns, returning, dialect)
         params = {
-            f"c{k}": [row.get(name) for row in rows] if processor is None
-            else [processor(row.get(name)) for row in rows]
+            f"c{k}": BinaryArray(row.get(name) for row in rows) if processor is None
+            else BinaryArray(processor(row.get(name)) for row in rows)
             for k, (name, processor) in enumerate(zip(columns, processors))
         }
         result = conn.execute(statement, params)
@@ -152,6 +152,12 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
         return [None] * len(rows)
     statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
     return list(conn.execute(statement, full).scalars())
+
+
+class BinaryArray(list):  # type: ignore[type-arg]
+    """An array parameter psycopg sends in binary (``pbem.db.session`` registers its dumper on
+    PostgreSQL connections): a text array of ``bytea`` is escaped byte by byte in Python, about
+    0.1 ms per move for the outbox's raw mails.  Without the dumper it is sent as a plain list."""
 
 
 @functools.lru_cache(maxsize=64)
