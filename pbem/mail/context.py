@@ -378,6 +378,8 @@ class Invitation:
     reply_address: str  # the signed invitation address
     rules: Mapping[str, object] = field(default_factory=dict)
     bots: int = 0
+    #: The creator's own seat: they asked for the game and confirm it (then the others are invited).
+    confirm: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rules", _frozen_mapping(self.rules))

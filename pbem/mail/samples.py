@@ -290,7 +290,16 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                     reply_address="invite+7.abcdefghijklmnop@hearts.example.org",
                     rules=RULES, bots=1,
                 ),
-            )
+            ),
+            MailContext(
+                recipient=Recipient(name="zoe", address="zoe@example.com", language=language),
+                detail=Invitation(
+                    game_id=42, inviter_name=NAMES[0], inviter_address="zoe@example.com",
+                    players=("dana@example.ro",),
+                    reply_address="invite+6.abcdefghijklmnop@hearts.example.org",
+                    rules=RULES, bots=2, confirm=True,
+                ),
+            ),
         ],
         "invitation_accepted": [
             MailContext(recipient=me, detail=InvitationAccepted(42, NAMES[2], True, ("Dana",))),

@@ -586,15 +586,16 @@ def _invitations_today(session: Session, creator: Player | None, now: datetime) 
 def _send_invitations(session: Session, svc: Services, game: Game, invitations: list[Invitation],
                       creator: Player, now: datetime, inbound_id: int) -> list[QueuedMail]:
     mails = []
-    names = [s.player.address if s.player else seat_name(s) for s in sorted(game.seats, key=lambda s: s.seat)]
+    people = [s.player.address for s in sorted(game.seats, key=lambda s: s.seat) if s.player is not None]
     bots = sum(1 for s in game.seats if s.player is None)
     for inv in invitations:
         invitee = _player_by_address(session, inv.address)
         address = make_invite_address(svc.settings.secret_key, svc.settings.mail_domain, inv.id)
         detail = mc.Invitation(game_id=game.id, inviter_name=creator.display_name or creator.address,
                                inviter_address=creator.address,
-                               players=tuple(n for n in names if n != inv.address), reply_address=address,
-                               rules=game.rules, bots=bots)
+                               players=tuple(a for a in people if a not in (inv.address, creator.address)),
+                               reply_address=address, rules=game.rules, bots=bots,
+                               confirm=inv.address == creator.address)
         ctx = mc.MailContext(recipient=recipient_for(invitee, svc), detail=detail)
         out = queue_mail(session, svc, ctx, player=invitee, game=game, now=now, inbound_id=inbound_id)
         if out is not None:
