@@ -554,6 +554,11 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         mails += _send_invitations(session, svc, game, invitations[1:], creator, now, row.id)
         if all(s.status != SeatStatus.INVITED for s in game.seats):
             mails += start_game(session, svc, game, inbound_id=row.id)
+        else:  # the creator is told the invitations went out, and to whom
+            still = tuple(inv.address for inv in invitations[1:])
+            mails += _reply(session, svc, creator, mc.InvitationAccepted(
+                game_id=game.id, player_name=creator.display_name or creator.address, accepted=True,
+                still_waiting=still), now, row.id, game=game)
     else:
         mails += _send_invitations(session, svc, game, invitations[:1], creator, now, row.id)
     return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
@@ -652,7 +657,8 @@ def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: I
             return Outcome(InboundStatus.DONE, "GAME_WITHDRAWN", {"game": game.id}, mails)
     still = tuple(s.player.display_name or s.player.address for s in game.seats
                   if s.status == SeatStatus.INVITED and s.player is not None)
-    if creator is not None and invitee is not None and invitee.id != creator.id:
+    if creator is not None and invitee is not None and still:
+        # The creator hears of every answer (their own confirmation included) and who is awaited.
         detail = mc.InvitationAccepted(game_id=game.id, player_name=invitee.display_name or invitee.address,
                                        accepted=accepted, still_waiting=still)
         mails += _reply(session, svc, creator, detail, now, row.id, game=game)
