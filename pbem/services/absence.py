@@ -80,7 +80,7 @@ from .gamestore import current_state, load_game
 from .inbound import SEAT_COMMANDS, Outcome, ReceivedRow, SeatRequest, seat_command
 from .mailing import game_context, queue_mail, recipient_for, seat_name
 from .notify import decision_kind, has_person
-from .turns import STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, begin_turn
+from .turns import STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, Turn, begin_turn
 
 log = logging.getLogger("pbem.worker")
 
@@ -143,10 +143,15 @@ def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat
         seat.stand_in = PAUSED_FOR
         return pause_game(session, svc, game, now, detail=mc.GamePaused(by="deadline", seat=seat.seat))
     seat.stand_in = STAND_IN_SUBSTITUTE if game.absence_policy == "substitute" else STAND_IN_DEADLINE
-    mails = tell(session, svc, game, seats, state, seat, mc.StandIn(reason=seat.stand_in, deadline=deadline), now)
-    if game.absence_policy == "substitute":
-        mails += ask_creator_for_substitute(session, svc, game, seats, state, seat, now)
-    return mails + settle(session, svc, begin_turn(game, seats, state, now))
+    def notices(turn: Turn) -> list[OutboundMessage]:
+        # Told first, but with the table as the computer player's move left it, not as it was.
+        mails = tell(session, svc, game, seats, turn.state, seat,
+                     mc.StandIn(reason=seat.stand_in, deadline=deadline), now)
+        if game.absence_policy == "substitute":
+            mails += ask_creator_for_substitute(session, svc, game, seats, turn.state, seat, now)
+        return mails
+
+    return settle(session, svc, begin_turn(game, seats, state, now), before_news=notices)
 
 
 def creator_seat(game: Game, seats: list[Seat]) -> Seat | None:

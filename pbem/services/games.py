@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Callable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -107,14 +107,17 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
     return rows + settle(session, svc, turn)
 
 
-def settle(session: Session, svc: Services, turn: Turn) -> list[OutboundMessage]:
-    """Let the automation move, save the game and write the mails of the turn."""
+def settle(session: Session, svc: Services, turn: Turn,
+           before_news: Callable[[Turn], list[OutboundMessage]] | None = None) -> list[OutboundMessage]:
+    """Let the automation move, save the game and write the mails of the turn. ``before_news``
+    writes mails that must come first but show the table as the automation left it."""
     autoplay = {s.seat: s.player.effective_prefs().get("autoplay_single", True)
                 for s in turn.seats if s.player is not None}
     run_automation(session, turn, rng=svc.rng, default_bot=svc.settings.bot_name, autoplay_single=autoplay)
     end_turn(turn)
     update_waiting(turn)  # issue 4: deadlines of the seats now asked to decide
-    rows = notify_turn(session, svc, turn)
+    rows = before_news(turn) if before_news is not None else []
+    rows += notify_turn(session, svc, turn)
     session.flush()
     return rows
 
