@@ -484,7 +484,7 @@ def _account_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incom
     if not _verified(session, player):
         return Outcome(InboundStatus.IGNORED, "UNKNOWN_SENDER", {"from": mail.from_address})
     command = _read_command(mail, expected=None, pass_count=3)
-    if isinstance(command, cmd.Games):
+    if isinstance(command, (cmd.Games, cmd.Status)):  # no game named: the list of the player's games
         return Outcome(InboundStatus.DONE, "GAMES", {}, _games_list(session, svc, player, now, row.id))
     return Outcome(InboundStatus.DONE, "HELP", {}, _reply(session, svc, player, mc.Help(), now, row.id))
 
