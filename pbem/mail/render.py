@@ -19,7 +19,7 @@ import functools
 import gettext
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -200,6 +200,43 @@ def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[st
     return {"_": gettext_, "gettext": gettext_, "ngettext": ngettext_}
 
 
+#: Macros whose output depends only on their arguments (they are imported without context, so
+#: they see nothing but their arguments and the environment's language and format) and that
+#: are called with plain values (tuples, strings, numbers, frozen dataclasses).  Their output is
+#: kept per environment: the mails of one turn share the table, the trick and the scores, and a
+#: player's hand is the same in the mails of several turns.
+_PURE_MACROS: dict[str, tuple[str, ...]] = {
+    "_macros.txt": ("hand", "your_hand", "plays", "table", "last_trick", "points_table", "scores", "legal"),
+    "_macros.html": ("hand", "your_hand", "plays", "table", "last_trick", "points_table", "scores", "legal"),
+    "_phrases.jinja": ("subject_tag", "fewer_mails"),
+}
+_MACRO_CACHE_SIZE = 4096
+
+
+class _CachedMacro:
+    """A pure macro with its results kept by arguments (forgotten all at once when full)."""
+
+    __slots__ = ("_macro", "_results")
+
+    def __init__(self, macro: Callable[..., str]) -> None:
+        self._macro = macro
+        self._results: dict[object, str] = {}
+
+    def __call__(self, *args: object, **kwargs: object) -> str:
+        key = (args, tuple(kwargs.items())) if kwargs else args
+        try:
+            return self._results[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable argument (a list): not kept
+            return self._macro(*args, **kwargs)
+        result = self._macro(*args, **kwargs)
+        if len(self._results) >= _MACRO_CACHE_SIZE:
+            self._results.clear()
+        self._results[key] = result
+        return result
+
+
 class MailRenderer:
     """Renders mails from the templates; build one per process and share it (thread-safe)."""
 
@@ -246,6 +283,12 @@ class MailRenderer:
         env.globals.update(_make_gettext(translations, html))
         env.filters.update(_make_filters(Locale.parse(language), html))
         env.globals["language"] = language
+        for name, macros in _PURE_MACROS.items():
+            # The module object every ``{% import %}`` of ``name`` gets (Jinja keeps one per
+            # template when the importer's globals are the environment's, as here).
+            module = env.get_template(name).module
+            for macro in macros:
+                setattr(module, macro, _CachedMacro(getattr(module, macro)))
         return env
 
     def language_for(self, context: MailContext) -> str:

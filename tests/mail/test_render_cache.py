@@ -1,0 +1,49 @@
+"""The renderer keeps the output of pure macros (hand, table, scores...) per language and format:
+mails rendered one after another by the same renderer read exactly as if each were rendered by a
+fresh one, whatever order they come in."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from pbem.mail.context import MailContext, Play
+from pbem.mail.render import MailRenderer
+from pbem.mail.samples import sample_contexts
+from pbem.resources import templates_dir
+
+
+def variations() -> list[MailContext]:
+    """The sample mails, plus copies that differ in what the cached macros are given."""
+    contexts = [c for kind in ("your_turn", "trick_done", "card_played", "hand_summary", "game_started")
+                for c in sample_contexts("en").get(kind, [])]
+    more = []
+    for context in contexts:
+        game = context.game
+        if game is None:
+            continue
+        more.append(dataclasses.replace(context, game=dataclasses.replace(
+            game, hand=game.hand[1:], seat=(game.seat + 1) % len(game.names),
+            trick=game.trick + (Play(2, "7H"),) if len(game.trick) < 3 else (),
+            totals=tuple(t + 1 for t in game.totals), legal=game.legal[:1])))
+    return contexts + more
+
+
+def test_cached_macros_change_nothing_in_any_order() -> None:
+    contexts = variations()
+    fresh = {id(c): MailRenderer(templates_dir()).render(c) for c in contexts}
+    shared = MailRenderer(templates_dir())
+    order = contexts * 2
+    random.Random(5).shuffle(order)
+    for context in order:
+        assert shared.render(context) == fresh[id(context)], context.kind
+
+
+def test_languages_and_formats_keep_their_own_results() -> None:
+    context = sample_contexts("en")["your_turn"][0]
+    renderer = MailRenderer(templates_dir())
+    english = renderer.render(context)
+    portuguese = renderer.render(dataclasses.replace(
+        context, recipient=dataclasses.replace(context.recipient, language="pt")))
+    assert renderer.render(context) == english
+    assert portuguese.text != english.text and "♠" in english.text and "<span" in english.html
