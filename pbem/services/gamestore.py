@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
 
-from pbem.db.models import Game, Move, Seat
+from pbem.db.models import Game, Move, Seat, TableTalk
 from pbem.db.writes import add_row
 from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
 from pbem.engine import Move as EngineMove
@@ -41,16 +41,39 @@ def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
         locked = session.connection().execute(_LOCK_GAME, {"game_id": game_id}).scalar_one_or_none()
         if locked is None:
             raise GameNotFound(game_id)
-    game = session.scalars(
-        select(Game)
+    row = session.execute(
+        select(Game, _LAST_TALK)
         .where(Game.id == game_id)
         .options(joinedload(Game.seats).joinedload(Seat.player))
         # Objects this session loaded before the lock (the sender's player) are refreshed too.
         .execution_options(populate_existing=True)
     ).unique().one_or_none()
-    if game is None:
+    if row is None:
         raise GameNotFound(game_id)
+    game, last_talk = row
+    if lock:  # talk is only written under the game's lock: this stays true in the transaction
+        note_last_talk(session, game_id, last_talk or 0)
     return game
+
+
+# The newest line of table talk of the game, read with it: when every seat has seen it, a turn's
+# mails need no query for unseen talk (pbem.services.talk.take_unseen_for).
+_TALK = TableTalk.__table__
+_LAST_TALK = (
+    select(func.max(_TALK.c.id)).where(_TALK.c.game_id == Game.id).correlate(Game).scalar_subquery()
+    .label("last_talk")
+)
+_LAST_TALK_KEY = "pbem.last_talk"
+
+
+def note_last_talk(session: Session, game_id: int, talk_id: int) -> None:
+    """Remember the newest talk id of a game locked in this transaction."""
+    session.info.setdefault(_LAST_TALK_KEY, {})[game_id] = talk_id
+
+
+def last_talk(session: Session, game_id: int) -> int | None:
+    """The newest talk id of a game locked in this transaction (None: not known here)."""
+    return session.info.get(_LAST_TALK_KEY, {}).get(game_id)
 
 
 _GAMES = Game.__table__

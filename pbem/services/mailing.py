@@ -8,12 +8,14 @@ outbox row in the caller's transaction (the row is sent after commit by a worker
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
 from pbem.engine import MOON, OVER, PASS, PLAY, GameState
@@ -51,13 +53,34 @@ def recipient_for(player: Player, svc: Services) -> mc.Recipient:
 
 def reply_address(svc: Services, game: Game, seat: Seat) -> str:
     s = svc.settings
-    return make_reply_address(s.secret_key, s.mail_domain, game.id, seat.seat, seat.decisions)
+    return _reply_address(s.secret_key, s.mail_domain, game.id, seat.seat, seat.decisions)
 
 
 def game_url(svc: Services, game: Game, seat: int) -> str:
+    return _game_url(svc.settings, game.id, seat)
+
+
+# Signed addresses and links are pure functions of their parts, and the same ones are written
+# into mail after mail (each seat's link, in every mail of the game; the reply address until the
+# seat decides).  Signing costs tens of microseconds (itsdangerous derives its key on every call).
+@functools.lru_cache(maxsize=8192)
+def _reply_address(secret: str, domain: str, game_id: int, seat: int, decision: int) -> str:
+    return make_reply_address(secret, domain, game_id, seat, decision)
+
+
+@functools.lru_cache(maxsize=8192)
+def _game_url(settings: Settings, game_id: int, seat: int) -> str:
     from pbem.web.links import game_link
 
-    return game_link(svc.settings, game.id, seat)
+    return game_link(settings, game_id, seat)
+
+
+@functools.lru_cache(maxsize=8192)
+def unsubscribe_url(settings: Settings, player_id: int, game_id: int | None = None, seat: int | None = None) -> str:
+    """The signed one-click unsubscribe link (``pbem.web.unsubscribe``), kept like the others."""
+    from pbem.web.unsubscribe import unsubscribe_link
+
+    return unsubscribe_link(settings, player_id=player_id, game_id=game_id, seat=seat)
 
 
 def _moon(state: GameState, moon: object | None) -> mc.Moon | None:

@@ -40,7 +40,7 @@ from pbem.engine import MOON, OVER, PASS, PLAY, CardPlayed, GameOver, GameState,
 from pbem.mail import context as mc
 
 from .app import Services
-from .mailing import game_context, hand_results, queue_mail, recipient_for, reply_address
+from .mailing import game_context, hand_results, queue_mail, recipient_for, reply_address, unsubscribe_url
 from .turns import Turn
 
 #: The levels, from the most mail to the least.
@@ -84,11 +84,9 @@ def seat_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
 def unsubscribe_for(svc: Services, game: Game, seat: Seat) -> mc.Unsubscribe | None:
     """The ``List-Unsubscribe`` targets of a news mail to ``seat``: the signed one-click link,
     and a mail to the seat's own reply address saying ``notify turn only``."""
-    from pbem.web.unsubscribe import unsubscribe_link
-
     if seat.player is None:
         return None
-    url = unsubscribe_link(svc.settings, game_id=game.id, seat=seat.seat, player_id=seat.player.id)
+    url = unsubscribe_url(svc.settings, seat.player.id, game.id, seat.seat)
     mailto = f"mailto:{reply_address(svc, game, seat)}?subject=unsubscribe&body=notify%20turn%20only"
     return mc.Unsubscribe(url=url, mailto=mailto)
 

@@ -25,6 +25,7 @@ from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail
 from pbem.mail.reading.reply_text import extract_reply
 
+from .gamestore import last_talk, note_last_talk
 from .inbound import Outcome, SeatRequest, seat_command
 
 #: The longest talk kept from one mail (characters): table talk, not letters.
@@ -53,6 +54,8 @@ def record_talk(session: Session, game: Game, seat: Seat, mail: IncomingMail, no
     row = TableTalk(game_id=game.id, seat=seat.seat, text=text, created_at=now)
     session.add(row)
     session.flush()
+    if last_talk(session, game.id) is not None:
+        note_last_talk(session, game.id, row.id)
     return row
 
 
@@ -68,6 +71,9 @@ def take_unseen_for(session: Session, game_id: int, seats: list[Seat]) -> dict[i
     """``take_unseen`` for several seats of one game at once (one query for the turn's mails)."""
     if not seats:
         return {}
+    newest = last_talk(session, game_id)
+    if newest is not None and all(s.talk_seen >= newest for s in seats):
+        return {seat.seat: () for seat in seats}  # nothing said since each seat last heard
     # No autoflush: talk rows are flushed when said (``record_talk``), and flushing here wrote each
     # outbox row of the turn on its own (one INSERT per seat) instead of all in one statement.
     with session.no_autoflush:
