@@ -107,12 +107,13 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     (``expire_on_commit=False``) so services can hand them to templates.  Rows buffered by
     :mod:`pbem.db.writes` are written before each ORM statement and at commit; at each flush, the
     changed games and seats are written by Core UPDATEs (``writes.write_dirty``; a game's rows
-    are written under its lock, so their order cannot deadlock), the rest by the ORM."""
+    are written under its lock, so their order cannot deadlock, and its changed seats can go in
+    one statement), the rest by the ORM."""
     from pbem.db import writes
     from pbem.db.models import Game, Seat
 
     factory = sessionmaker(bind=engine, expire_on_commit=False)
-    writes.install(factory, dirty_classes=(Game, Seat))
+    writes.install(factory, dirty_classes=(Game, Seat), merged_classes=(Seat,))
     return factory
 
 

@@ -62,16 +62,19 @@ class PendingRow:
         return self._id
 
 
-def install(target: sessionmaker[Session] | Session, dirty_classes: Iterable[type] = ()) -> None:
+def install(target: sessionmaker[Session] | Session, dirty_classes: Iterable[type] = (),
+            merged_classes: Iterable[type] = ()) -> None:
     """Write the buffered rows before each ORM statement, each flush and the commit, and drop
     them on rollback; at each flush (autoflush and commit included), write the changed objects
-    of ``dirty_classes`` first (:func:`write_dirty`), leaving the ORM the rest."""
+    of ``dirty_classes`` first (:func:`write_dirty`, with ``merged_classes`` merged), leaving
+    the ORM the rest."""
     classes = tuple(dirty_classes)
+    merged = tuple(merged_classes)
 
     def before_flush(session: Session, _flush_context: Any, _objects: Any) -> None:
         write_pending(session)
         if classes:
-            write_dirty(session, classes)
+            write_dirty(session, classes, merged=merged)
 
     event.listen(target, "do_orm_execute", _before_orm_statement)
     event.listen(target, "before_flush", before_flush)
@@ -180,11 +183,17 @@ def _unnest_insert(table: Table, columns: tuple[str, ...], returning: bool,
 # -- updating changed objects ---------------------------------------------------------------------------
 
 
-def write_dirty(session: Session, classes: Iterable[type] | None = None) -> None:
+def write_dirty(session: Session, classes: Iterable[type] | None = None, *, merged: Iterable[type] = ()) -> None:
     """Write the changed column values of the session's loaded objects (of ``classes``, or all)
-    with Core UPDATEs, and mark them committed; objects this cannot write stay for the ORM."""
+    with Core UPDATEs, and mark them committed; objects this cannot write stay for the ORM.
+
+    Objects of ``merged`` classes are written with one executemany for the table: each row
+    gets every column changed in any of them, its own unchanged ones with the values loaded.
+    Only for rows nobody else writes meanwhile (a game's seats: written under its lock).
+    """
     wanted = tuple(classes) if classes is not None else None
-    groups: dict[tuple[_Plan, tuple[str, ...]], list[tuple[Any, dict[str, Any]]]] = {}
+    merge = tuple(merged)
+    found: dict[_Plan, list[tuple[Any, Any, tuple[str, ...]]]] = {}
     for obj in session.dirty:
         if wanted is not None and not isinstance(obj, wanted):
             continue
@@ -195,18 +204,26 @@ def write_dirty(session: Session, classes: Iterable[type] | None = None) -> None
         changed = tuple(sorted(state.committed_state))
         if not changed or any(key not in plan.writable or key not in state.dict for key in changed):
             continue
-        row = {f"v_{key}": state.dict[key] for key in changed}
-        for key in plan.keys:
-            row[f"k_{key}"] = state.dict[key]
-        if plan.version is not None:
-            row["k_version"] = old = state.dict[plan.version]
-            row[_NEW_VERSION] = plan.next_version(old)
-        groups.setdefault((plan, changed), []).append((obj, row))
-    if not groups:
+        found.setdefault(plan, []).append((obj, state, changed))
+    if not found:
         return
+    groups: dict[tuple[_Plan, tuple[str, ...]], list[tuple[Any, dict[str, Any]]]] = {}
+    for plan, items in found.items():
+        union = tuple(sorted({key for _obj, _state, changed in items for key in changed}))
+        together = (len(items) > 1 and isinstance(items[0][0], merge)
+                    and all(key in state.dict for _obj, state, _changed in items for key in union))
+        for obj, state, changed in items:
+            columns = union if together else changed
+            row = {f"v_{key}": state.dict[key] for key in columns}
+            for key in plan.keys:
+                row[f"k_{key}"] = state.dict[key]
+            if plan.version is not None:
+                row["k_version"] = old = state.dict[plan.version]
+                row[_NEW_VERSION] = plan.next_version(old)
+            groups.setdefault((plan, columns), []).append((obj, row))
     conn = session.connection()
-    for (plan, changed), members in groups.items():
-        statement = _update_statement(plan.table, changed, plan.keys, plan.version)
+    for (plan, columns), members in groups.items():
+        statement = _update_statement(plan.table, columns, plan.keys, plan.version)
         if plan.version is None:
             conn.execute(statement, [row for _obj, row in members])  # one executemany
         else:
@@ -215,7 +232,7 @@ def write_dirty(session: Session, classes: Iterable[type] | None = None) -> None
                     keys = [row[f"k_{key}"] for key in plan.keys]
                     raise StaleDataError(f"{plan.table.name} {keys}: version {row['k_version']} changed meanwhile")
         for obj, row in members:
-            for key in changed:
+            for key in columns:
                 set_committed_value(obj, key, row[f"v_{key}"])
             if plan.version is not None:
                 set_committed_value(obj, plan.version, row[_NEW_VERSION])
