@@ -49,12 +49,14 @@ def queue_mails(settings: Settings, ids: list[int]) -> None:
     """Queue the outbox rows for sending; if the broker is down the sweep sends them later."""
     if not ids:
         return
+    from kombu.exceptions import KombuError
+
     from workers.app import make_celery
     from workers.queueing import queue_outbound
 
     try:
         queue_outbound(make_celery(settings), ids)
-    except Exception as error:  # the rows are committed: the periodic sweep will send them
+    except (KombuError, OSError) as error:  # the rows are committed: the periodic sweep will send them
         log.warning("could not queue %d mails now (%s); the sweep will send them", len(ids), error)
 
 
@@ -101,7 +103,7 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         grace: str, reminder: str, policy: str) -> None:
     """Create a game and deal its first hand; players are mailed at once."""
     from pbem.db.session import transaction
-    from pbem.engine import InvalidRules, Rules
+    from pbem.engine import IllegalMove, InvalidRules, Rules
 
     from .app import Services
     from .deadlines import BadTiming, timing_from_options
@@ -136,12 +138,8 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
             timing.apply(game_row)
             try:
                 mails = start_game(session, svc, game_row, first_deck=deck.split() if deck else None)
-            except Exception as error:
-                from pbem.engine import IllegalMove
-
-                if isinstance(error, IllegalMove):
-                    raise click.ClickException(f"deck refused: {error.code} {error.details}") from error
-                raise
+            except IllegalMove as error:
+                raise click.ClickException(f"deck refused: {error.code} {error.details}") from error
             ids = [m.id for m in mails]
             game_id = game_row.id
     queue_mails(settings, ids)
