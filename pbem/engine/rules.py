@@ -9,6 +9,7 @@ in :class:`Table`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
@@ -142,7 +143,7 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able values, every option spelled out."""
-        d = dataclasses.asdict(self)
+        d = {name: getattr(self, name) for name in _FIELD_NAMES}  # all immutable: no deep copy
         d["removed_cards"] = list(self.removed_cards or ())
         d["pass_cycle"] = list(self.pass_cycle or ())
         d["extra_penalties"] = dict(self.extra_penalties)
@@ -150,7 +151,18 @@ class Rules:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Rules":
-        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if cls is Rules:
+            try:
+                key = tuple((name, _frozen(value) if type(value) in (list, dict) else value)
+                            for name, value in d.items())
+                return _rules_of(key)
+            except TypeError:  # an option of an unexpected (unhashable) shape: the long way
+                pass
+        return cls._checked(d)
+
+    @classmethod
+    def _checked(cls, d: Mapping[str, Any]) -> "Rules":
+        unknown = set(d) - _FIELD_NAMES
         if unknown:
             raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown))
         return cls(**d)
@@ -166,6 +178,26 @@ class Rules:
     @cached_property
     def table(self) -> "Table":
         return Table(self)
+
+
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Rules))
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable equivalent of a JSON value (lists as tuples, objects as sorted pairs)."""
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_of(key: tuple[tuple[str, Any], ...]) -> Rules:
+    """Rules are immutable and a game's are read back on every move (``GameState.from_dict``):
+    each distinct set of options is validated, and its ``Table`` built, once per process.
+    (Only valid rules are kept: a refusal raises, and is not remembered.)"""
+    return Rules._checked(dict(key))
 
 
 def _card(name: Any, option: str) -> str:
