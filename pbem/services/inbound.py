@@ -15,6 +15,7 @@ player chose that card for an earlier trick, so playing it in a later one is not
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -194,9 +195,16 @@ def _reply(session: Session, svc: Services, player: Player, detail: Any, now: da
     return [row] if row is not None else []
 
 
+@functools.lru_cache(maxsize=64)
+def reply_of(text: str) -> str:
+    """``extract_reply`` of a mail's text, kept for the few mails at hand: a seat's mail is read
+    for its table talk (``talk.record_talk``) and then for its command."""
+    return extract_reply(text)
+
+
 def _read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
                   language: str | None = None) -> cmd.Command:
-    text = extract_reply(mail.text)
+    text = reply_of(mail.text)
     return cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
 
 

@@ -23,10 +23,9 @@ from pbem.db.models import Game, GameStatus, InboundStatus, Seat, SeatStatus, Ta
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail
-from pbem.mail.reading.reply_text import extract_reply
 
 from .gamestore import last_talk, note_last_talk
-from .inbound import Outcome, SeatRequest, seat_command
+from .inbound import Outcome, SeatRequest, reply_of, seat_command
 
 #: The longest talk kept from one mail (characters): table talk, not letters.
 MAX_TALK = 1000
@@ -36,7 +35,7 @@ MAX_LINES = 10
 
 def talk_of(mail: IncomingMail) -> str | None:
     """The talk of a reply (its ``say`` lines, joined), trimmed to :data:`MAX_TALK`."""
-    said = cmd.table_talk(extract_reply(mail.text))
+    said = cmd.table_talk(reply_of(mail.text))
     if not said:
         return None
     lines = [" ".join(line.split()) for line in said.split("\n")][:MAX_LINES]
