@@ -9,6 +9,7 @@ outbox row in the caller's transaction (the row is sent after commit by a worker
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -97,12 +98,26 @@ def hand_results(state: GameState) -> tuple[mc.HandResult, ...]:
     )
 
 
-def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: int) -> mc.GameContext:
-    """What ``seat`` may see of ``state``, for a mail (never another seat's hidden cards)."""
-    rows = sorted(seats, key=lambda s: s.seat)
+@dataclass(frozen=True)
+class TableView:
+    """What every seat sees alike of a game at one moment (``table_view``): worked out once for
+    the mails of a turn, then completed per seat by ``game_context``."""
+
+    rows: tuple[Seat, ...]
+    names: tuple[str, ...]
+    phase: str
+    trick: tuple[mc.Play, ...]
+    last_trick: mc.FinishedTrick | None
+    to_act: frozenset[int]
+    waiting_for: tuple[int, ...]
+    waiting_since: datetime | None
+    history: tuple[mc.HandResult, ...]
+
+
+def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
+    """The part of the mails' view of ``state`` that is the same for every seat (no hand in it)."""
+    rows = tuple(sorted(seats, key=lambda s: s.seat))
     n = state.players
-    phase = {PASS: "pass", PLAY: "play", MOON: "moon", OVER: "over"}.get(state.phase, "play")
-    trick = tuple(mc.Play(s, c) for s, c in state.trick_cards())
     last = None
     if state.last_trick is not None:
         leader, cards, winner, points = state.last_trick
@@ -112,39 +127,60 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
             winner=winner,
             points=points,
         )
+    waiting_for = tuple(state.seats_to_act())
+    to_act = frozenset(waiting_for)
+    since = [r.waiting_since for r in rows if r.seat in to_act and r.waiting_since is not None]
+    return TableView(
+        rows=rows,
+        names=seat_names(list(rows)),
+        phase={PASS: "pass", PLAY: "play", MOON: "moon", OVER: "over"}.get(state.phase, "play"),
+        trick=tuple(mc.Play(s, c) for s, c in state.trick_cards()),
+        last_trick=last,
+        to_act=to_act,
+        waiting_for=waiting_for,
+        waiting_since=min(since) if since else None,
+        history=hand_results(state),
+    )
+
+
+def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: int, *,
+                 table: TableView | None = None) -> mc.GameContext:
+    """What ``seat`` may see of ``state``, for a mail (never another seat's hidden cards).
+    ``table``: ``table_view(game, seats, state)`` when the caller has it already."""
+    if table is None:
+        table = table_view(game, seats, state)
+    rows = table.rows
     own_pass = state.passes[seat]
     rules = state.rules
-    to_act = set(state.seats_to_act())
-    since = [r.waiting_since for r in rows if r.seat in to_act and r.waiting_since is not None]
     return mc.GameContext(
         game_id=game.id,
         title=game.title,
         seat=seat,
-        names=seat_names(rows),
+        names=table.names,
         hand_number=state.hand_no,
         pass_direction=state.pass_direction,  # type: ignore[arg-type]
-        phase=phase,  # type: ignore[arg-type]
+        phase=table.phase,  # type: ignore[arg-type]
         hand=state.hand(seat),
         totals=tuple(state.totals),
         hand_points=tuple(state.points),
         reply_address=reply_address(svc, game, rows[seat]),
         game_url=game_url(svc, game, seat),
         pass_count=rules.pass_count,
-        trick=trick,
+        trick=table.trick,
         trick_number=state.tricks_played + 1,
-        last_trick=last,
+        last_trick=table.last_trick,
         to_move=state.to_move if state.phase == PLAY else None,
-        waiting_for=tuple(state.seats_to_act()),
+        waiting_for=table.waiting_for,
         legal=state.legal_cards() if state.phase == PLAY and state.to_move == seat else (),
         hearts_broken=state.hearts_broken,
         passed=() if own_pass is None else _names(own_pass),
         received=_mask_names(state.received[seat]) if state.phase != PASS else (),
-        history=hand_results(state),
+        history=table.history,
         target=None if rules.end_after_hands else rules.target,
         end_after_hands=rules.end_after_hands,
         preset=rules.preset,
-        deadline=rows[seat].deadline_at if seat in to_act else None,
-        waiting_since=min(since) if since else None,
+        deadline=rows[seat].deadline_at if seat in table.to_act else None,
+        waiting_since=table.waiting_since,
     )
 
 

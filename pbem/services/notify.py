@@ -40,7 +40,16 @@ from pbem.engine import MOON, OVER, PASS, PLAY, CardPlayed, GameOver, GameState,
 from pbem.mail import context as mc
 
 from .app import Services
-from .mailing import game_context, hand_results, queue_mail, recipient_for, reply_address, unsubscribe_url
+from .mailing import (
+    TableView,
+    game_context,
+    hand_results,
+    queue_mail,
+    recipient_for,
+    reply_address,
+    table_view,
+    unsubscribe_url,
+)
 from .turns import Turn
 
 #: The levels, from the most mail to the least.
@@ -72,12 +81,15 @@ def notify_level(seat: Seat) -> str:
     return player_level(seat.player.effective_prefs() if seat.player is not None else {})
 
 
-def seat_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat) -> mc.GameContext:
+def seat_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat, *,
+                 table: TableView | None = None) -> mc.GameContext:
     """``game_context`` plus what playing ahead adds for this seat: its queue and its autopilot."""
     from .playahead import ahead_view
 
     queued, autopilot = ahead_view(seat, state)
-    ctx = game_context(svc, game, seats, state, seat.seat)
+    ctx = game_context(svc, game, seats, state, seat.seat, table=table)
+    if not queued and not autopilot:
+        return ctx
     return dataclasses.replace(ctx, queued=queued, autopilot=autopilot)
 
 
@@ -138,9 +150,10 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     from .talk import take_unseen_for  # talk registers a command: imported late (no import cycle)
 
     talk = take_unseen_for(session, turn.game.id, [seat_row for seat_row, _ in outgoing])
+    table = table_view(turn.game, turn.seats, state) if outgoing else None  # the same for every seat
     for seat_row, details in outgoing:
         rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
-                             inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat])
+                             inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat], table=table)
     return rows
 
 
@@ -178,12 +191,13 @@ def take_played_for(seat: Seat) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
                  details: list[Any], *, inbound_id: int | None, now: datetime,
-                 talk: tuple[mc.TalkLine, ...] | None = None) -> list[OutboundMessage]:
+                 talk: tuple[mc.TalkLine, ...] | None = None, table: TableView | None = None) -> list[OutboundMessage]:
     """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk
-    (``talk`` when the caller took it already, for several seats at once)."""
+    (``talk`` when the caller took it already, for several seats at once; ``table``: the
+    ``table_view`` of ``state``, likewise)."""
     from .talk import take_unseen
 
-    plain = seat_context(svc, game, seats, state, seat)
+    plain = seat_context(svc, game, seats, state, seat, table=table)
     if talk is None:
         talk = take_unseen(session, game.id, seat)
     talking = dataclasses.replace(plain, table_talk=talk) if talk else plain
