@@ -28,6 +28,8 @@ Delivery settings, and why:
 - Publishing retries a few times within about two seconds, then raises, so a front
   answering a sender never hangs on a dead broker (the sweep catches up later).
 - Results are ignored: tasks record what they did in the database.
+- Redis brokers go through ``workers.broker``: kombu's transport, with one Redis
+  client per channel instead of one per published task and per acknowledgement.
 
 The embedded broker (``sqla+sqlite:///<data dir>/broker.db``, kombu's SQLAlchemy
 transport; ``pbem serve``) has no visibility timeout and no fanout (so no remote
@@ -109,6 +111,7 @@ def make_celery(settings: Settings) -> PbemCelery:
         worker_cancel_long_running_tasks_on_connection_loss=True,
         broker_connection_retry_on_startup=True,
         broker_transport_options=_transport_options(settings.broker_url),
+        broker_transport=_transport(settings.broker_url),
         task_publish_retry=True,
         task_publish_retry_policy={
             "max_retries": 3,
@@ -137,6 +140,13 @@ def make_celery(settings: Settings) -> PbemCelery:
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )
     return app
+
+
+def _transport(broker_url: str) -> str | None:
+    """Redis: kombu's transport with one client per channel (``workers.broker``); else the
+    URL's own."""
+    scheme = broker_url.split("://", 1)[0].lower()
+    return "workers.broker:Transport" if scheme in {"redis", "rediss"} else None
 
 
 def _transport_options(broker_url: str) -> dict[str, Any]:
