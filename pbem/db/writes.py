@@ -232,13 +232,28 @@ def write_dirty(session: Session, classes: Iterable[type] | None = None, *, merg
                     keys = [row[f"k_{key}"] for key in plan.keys]
                     raise StaleDataError(f"{plan.table.name} {keys}: version {row['k_version']} changed meanwhile")
         for obj, row in members:
-            for key in columns:
-                set_committed_value(obj, key, row[f"v_{key}"])
-            if plan.version is not None:
-                set_committed_value(obj, plan.version, row[_NEW_VERSION])
+            _mark_written(session, obj, plan, columns, row)
 
 
 _NEW_VERSION = "v__new_version"
+
+
+def _mark_written(session: Session, obj: Any, plan: _Plan, columns: tuple[str, ...], row: dict[str, Any]) -> None:
+    """Tell the ORM the row now holds the object's values, so its flush has nothing to do.
+
+    The whole object is marked committed and taken off the session's list of modified objects
+    (what the ORM does after its own flush), sparing the flush that follows a pass over it; an
+    object with collection changes waiting (``_pending_mutations``) only gets the written
+    columns marked, and stays for the ORM."""
+    state = inspect(obj)
+    if plan.version is not None:
+        set_committed_value(obj, plan.version, row[_NEW_VERSION])
+    commit_all = getattr(state, "_commit_all", None)
+    if commit_all is not None and "_pending_mutations" not in state.__dict__:
+        commit_all(state.dict, session.identity_map)
+        return
+    for key in columns:
+        set_committed_value(obj, key, row[f"v_{key}"])
 
 
 class _Plan:
