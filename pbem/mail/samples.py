@@ -133,6 +133,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "BAD_RULES": {"problem": "SUN_NEEDS_MOON"},
     "WRONG_PLAYER_COUNT": {"players": 4, "people": 2, "bots": 1},
     "INVITATION_UNCLEAR": {"game": 42},
+    "PAUSED_NO_DEADLINES": {},
     "NO_COMMAND": {},
     "TWO_CARDS": {"cards": ["QS", "TH"]},
     "UNKNOWN_WORD": {"word": "xyzzy"},

@@ -118,6 +118,8 @@ def game_invitations(session: Session, game: Game) -> list[Invitation]:
 def extend_deadline(session: Session, svc: Services, game: Game, now: datetime, *, seat: Seat | None = None,
                     hours: int | None = None, by: Player | None = None,
                     inbound_id: int | None = None) -> list[OutboundMessage]:
+    if game.status == GameStatus.PAUSED:
+        raise CreatorRefused("PAUSED_NO_DEADLINES")  # nothing to extend: resuming gives fresh deadlines
     if game.status != GameStatus.ACTIVE:
         raise CreatorRefused("GAME_NOT_ACTIVE", status=str(game.status))
     seats = sorted_seats(game)

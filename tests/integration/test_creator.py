@@ -251,7 +251,7 @@ def test_the_operators_commands(db_url: str, tmp_path: Path) -> None:
                 row.reminder_hours) == (48, True, "pause", 6, 12)
         assert "paused; 4 mails queued" in run(env, "pause", str(row.id))
         bad = CliRunner().invoke(main, ["game", "extend", str(row.id)], env=env)
-        assert bad.exit_code != 0 and "GAME_NOT_ACTIVE" in bad.output
+        assert bad.exit_code != 0 and "PAUSED_NO_DEADLINES" in bad.output  # paused: no deadline runs
         run(env, "resume", str(row.id))
         before = {s.seat: s.deadline_at for s in game().seats}
         run(env, "extend", str(row.id), "--seat", "p1@players.test", "--hours", "5")
