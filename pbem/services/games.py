@@ -118,7 +118,8 @@ def settle(session: Session, svc: Services, turn: Turn,
     update_waiting(turn)  # issue 4: deadlines of the seats now asked to decide
     rows = before_news(turn) if before_news is not None else []
     rows += notify_turn(session, svc, turn)
-    session.flush()
+    # No flush here: the turn's rows are written with the rest of the transaction, in one
+    # statement on PostgreSQL (pbem.db.writes), and a mail's id when it is first read.
     return rows
 
 

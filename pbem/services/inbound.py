@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable, Protocol
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -38,6 +38,7 @@ from pbem.db.models import (
     SeatStatus,
 )
 from pbem.db.session import transaction
+from pbem.db.writes import add_update, write_all
 from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules, PassCards, PlayCard, Rules
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
@@ -93,21 +94,25 @@ def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | Non
     written already claimed for that long (``mailing.claim_for_sending``), and every mail the
     transaction wrote is returned.
 
-    The received row is locked and marked with Core statements (a small ``SELECT .. FOR
-    UPDATE`` of what the handlers read, an ``UPDATE`` of its outcome): no ORM object for it.
+    The received row is locked with a small Core ``SELECT .. FOR UPDATE`` of what the handlers
+    read, and its outcome written with the rest of the transaction (``pbem.db.writes``): no ORM
+    object for it.
     """
     for attempt in range(RACE_RETRIES):
         try:
             with transaction(svc.session_factory) as session:
-                conn = session.connection()
-                row = conn.execute(_LOCK_INBOUND, {"id": inbound_id}).one_or_none()
+                row = session.connection().execute(_LOCK_INBOUND, {"id": inbound_id}).one_or_none()
                 if row is None or row.status != InboundStatus.PENDING:
                     return []
                 now = svc.clock.now()
                 claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
                 outcome = handle(session, svc, row, now)
-                conn.execute(_MARK_INBOUND, {"b_id": inbound_id, "b_status": outcome.status,
-                                             "b_outcome": outcome.as_json(), "b_processed_at": now})
+                add_update(session, _INBOUND, {"id": inbound_id}, {
+                    "status": outcome.status, "outcome": outcome.as_json(), "processed_at": now,
+                    "attempts": row.attempts + 1})  # the row is locked: nobody changed it meanwhile
+                # The move, the game, its seats, the mails and this outcome: one write
+                # (pbem.db.writes), then the mails' ids are known.
+                write_all(session)
                 mails = list(claimed) if claimed is not None else list(outcome.mails)
                 for mail in mails:
                     mail.id  # noqa: B018 (written now, inside the transaction)
@@ -126,15 +131,10 @@ def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | Non
 
 _INBOUND = InboundMessage.__table__
 _LOCK_INBOUND = (
-    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.raw, _INBOUND.c.status)
+    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.raw, _INBOUND.c.status,
+           _INBOUND.c.attempts)
     .where(_INBOUND.c.id == bindparam("id"))
     .with_for_update()
-)
-_MARK_INBOUND = (
-    update(_INBOUND)
-    .where(_INBOUND.c.id == bindparam("b_id"))
-    .values(status=bindparam("b_status"), outcome=bindparam("b_outcome"), processed_at=bindparam("b_processed_at"),
-            attempts=_INBOUND.c.attempts + 1)
 )
 
 

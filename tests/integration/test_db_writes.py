@@ -12,7 +12,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from pbem.db.models import Game, GameStatus, Move, OutboundMessage, OutboundStatus, Seat, SeatStatus
 from pbem.db.session import make_engine, make_session_factory, transaction
-from pbem.db.writes import add_row, insert_rows
+from pbem.db.writes import add_row, add_update, insert_rows, write_all
 
 NOW = datetime(2024, 5, 17, 12, 0, tzinfo=UTC)
 MOVES = Move.__table__
@@ -60,11 +60,10 @@ def test_buffered_rows_go_in_with_one_insert_and_ids_in_their_order(factory) -> 
                                           "created_at": NOW}) for seq in (1, 2)]
         assert seen == []  # nothing written yet
         ids = [row.id for row in rows]  # reading an id writes every waiting row
-        inserts = [s for s in seen if s.startswith("INSERT")]
-        if session.get_bind().dialect.name == "postgresql":  # one statement per table
-            assert inserts == ["INSERT INTO outbound_messages", "INSERT INTO moves"]
+        if session.get_bind().dialect.name == "postgresql":  # one statement for both tables
+            assert seen == ["WITH w0 AS"]
         else:  # SQLite returns ids in order only row by row (in process: no round trips)
-            assert set(inserts) == {"INSERT INTO outbound_messages", "INSERT INTO moves"}
+            assert set(seen) - {"BEGIN IMMEDIATE"} == {"INSERT INTO outbound_messages", "INSERT INTO moves"}
         assert moves[0].id is None  # its id was not asked for
     with transaction(factory) as session:
         stored = dict(session.execute(select(OutboundMessage.id, OutboundMessage.message_id)).all())
@@ -116,9 +115,11 @@ def test_changed_games_and_seats_are_written_by_core_with_the_version_checked(fa
         seats[1].waiting_since = NOW
         seats[2].waiting_since = NOW
         seats[3].waiting_since = NOW
-    updates = [s for s in seen if s.startswith("UPDATE")]
-    assert updates.count("UPDATE games SET") == 1
-    assert updates.count("UPDATE seats SET") == 1  # the seats of a game together (an executemany)
+    writes = [s for s in seen if s.startswith(("UPDATE", "WITH"))]
+    if factory.kw["bind"].dialect.name == "postgresql":
+        assert writes == ["WITH w0 AS"]  # the game and its seats in one statement
+    else:
+        assert sorted(writes) == ["UPDATE games SET", "UPDATE seats SET"]  # the seats together
     assert game.version == version + 1
     with transaction(factory) as session:
         again = session.get(Game, game_id)
@@ -138,3 +139,36 @@ def test_a_game_changed_meanwhile_is_refused(factory) -> None:  # type: ignore[n
             game.snapshot = {"n": 2}
     with transaction(factory) as session:
         assert session.get(Game, game_id).snapshot == {"n": 0}
+
+
+def test_rows_updates_and_objects_go_together_and_a_stale_version_undoes_them(factory) -> None:  # type: ignore[no-untyped-def]
+    game_id = new_game(factory)
+    with transaction(factory) as session:
+        row_id = add_row(session, OUTBOX, outbox_values(1) | {"game_id": game_id}, returning=True).id
+    seen = statements(factory)
+    with transaction(factory) as session:
+        game = session.get(Game, game_id)
+        seen.clear()
+        add_update(session, OUTBOX, {"id": row_id}, {"status": OutboundStatus.SENT, "attempts": 3})
+        mail = add_row(session, OUTBOX, outbox_values(2) | {"game_id": game_id}, returning=True)
+        game.next_seq = 7
+        write_all(session)
+        assert mail.id is not None
+        if factory.kw["bind"].dialect.name == "postgresql":
+            assert seen == ["WITH w0 AS"]
+    with transaction(factory) as session:
+        assert session.get(OutboundMessage, row_id).status is OutboundStatus.SENT
+        assert session.get(OutboundMessage, row_id).attempts == 3
+        assert session.get(Game, game_id).next_seq == 7
+    with pytest.raises(StaleDataError):
+        with transaction(factory) as session:
+            game = session.get(Game, game_id)
+            session.connection().execute(update(Game.__table__).where(Game.__table__.c.id == game_id)
+                                         .values(version=Game.__table__.c.version + 1))
+            add_update(session, OUTBOX, {"id": row_id}, {"attempts": 9})
+            add_row(session, OUTBOX, outbox_values(3) | {"game_id": game_id})
+            game.next_seq = 8
+    with transaction(factory) as session:  # nothing of the refused transaction stayed
+        assert session.get(OutboundMessage, row_id).attempts == 3
+        assert session.scalar(select(func.count()).select_from(OutboundMessage)) == 2
+        assert session.get(Game, game_id).next_seq == 7
