@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pbem.engine import MOON, OVER, GameState
 from pbem.engine.cards import (
     CARD_NAMES,
     HEARTS,
@@ -41,6 +42,7 @@ from pbem.engine.cards import (
     SUIT_MASK,
     SUIT_MASK_OF,
     SUIT_OF,
+    cards_of,
     indices_of,
 )
 from pbem.engine.rules import Table
@@ -300,31 +302,69 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
 # -- the moon choice ------------------------------------------------------------------------------
 
 
+def _moon_outcome(view: BotView, scoring: str) -> GameState:
+    """The state after this seat's moon is scored ``scoring`` (``old`` or ``new``), worked out by the
+    engine itself (hand scores with the bonus card, exact reset, end of game, ties) from what the
+    whole table knows at the moon choice."""
+    n = view.players
+    snapshot = {
+        "rules": view.rules.to_dict(),
+        "phase": MOON,
+        "hand_no": view.hand_no,
+        "dealer": view.dealer,
+        "pass_direction": view.pass_direction,
+        "deck": [],
+        "hands": [[] for _ in range(n)],
+        "passes": [None] * n,
+        "received": [[] for _ in range(n)],
+        "trick": [],
+        "leader": view.leader,
+        "to_move": -1,
+        "tricks_played": view.tricks_played,
+        "hearts_broken": view.hearts_broken,
+        "taken": [list(cards_of(m)) for m in view.taken],
+        "points": list(view.points),
+        "tricks_won": list(view.tricks_won),
+        "last_trick": None,
+        "totals": list(view.totals),
+        "history": [],
+        "shooter": {"seat": view.seat, "kind": view.shooter_kind or "moon"},
+        "winners": [],
+    }
+    return GameState.from_dict(snapshot).choose_moon(view.seat, scoring)
+
+
 def choose_moon_scoring(view: BotView) -> str:
     """``old`` (every other seat takes M) or ``new`` (the shooter takes −M).
 
-    Both move the shooter M points against every other seat, so what matters is the end of the game:
-    old scores never end it badly (if they would end it with the shooter not winning, take new) and
-    bring the end nearer, which is good when the shooter leads and bad when it trails.
+    Both move the shooter M points against every other seat, so what matters is the end of the game.
+    The engine scores each choice (so the bonus card, ``exact_target_reset``, ``end_after_hands`` and
+    ``tie`` count exactly as they will): a choice that ends the game with the shooter the sole winner
+    is best, then a shared win (``tie=share``), then the game going on (with ``tie=play_on`` a tie
+    for the win is another hand), and a choice that ends it with the shooter not winning is worst.
+    When the game goes on either way, the shooter best placed afterwards wins the comparison, and
+    between equal places old (which brings the end nearer) is taken when the shooter leads or shares
+    the lead, new (which keeps the end away) when it trails.
     """
-    t = view.table
     seat = view.seat
-    m = t.moon_total * (2 if view.shooter_kind == "sun" else 1)
-    old = [x + (0 if s == seat else m) for s, x in enumerate(view.totals)]
-    if t.exact_target_reset is not None:
-        old = [t.exact_target_reset if x == t.target else x for x in old]
-    if t.end_after_hands is not None:
-        ends = view.hand_no >= t.end_after_hands
-    else:
-        ends = any(x >= t.target for x in old)
-    best = min(old) if t.lowest_wins else max(old)
-    leaders = [s for s, x in enumerate(old) if x == best]
-    if ends:
-        if seat in leaders and (len(leaders) == 1 or t.tie_share):
-            return "old"
-        return "new"
-    now_best = min(view.totals) if t.lowest_wins else max(view.totals)
-    return "old" if view.totals[seat] == now_best else "new"
+    sign = 1 if view.table.lowest_wins else -1
+
+    def rank(scoring: str) -> tuple[int, int]:
+        after = _moon_outcome(view, scoring)
+        if after.phase == OVER:
+            winners = after.winners
+            outcome = 0 if seat not in winners else 3 if len(winners) == 1 else 2
+        else:
+            outcome = 1
+        totals = after.totals
+        # How far ahead of the best other seat the shooter is (negative: behind).
+        margin = min(sign * (x - totals[seat]) for s, x in enumerate(totals) if s != seat)
+        return outcome, margin
+
+    old, new = rank("old"), rank("new")
+    if old != new:
+        return "old" if old > new else "new"
+    return "old" if old[1] >= 0 else "new"
 
 
 # -- the bot ----------------------------------------------------------------------------------------

@@ -143,3 +143,45 @@ def test_moon_choice(totals: list[int], expected: str) -> None:
         state = state.play(state.legal_cards()[0])
     assert state.phase == "moon" and state.shooter[0] == 0
     assert get_bot("heuristic").choose_moon(bot_view(state, 0)) == expected
+
+
+def moon_for_seat_0(rules: Rules, totals: list[int]):
+    """The moon choice of a hand in which seat 0 took every card but AS KS JS TS (JD included)."""
+    state = position(rules, {0: "AS"}, taken={0: " ".join(
+        c for c in (r + s for s in "CDHS" for r in "23456789TJQKA") if c not in ("AS", "KS", "JS", "TS"))},
+        trick="", leader=0, totals=totals)
+    for _ in range(4):
+        state = state.play(state.legal_cards()[0])
+    assert state.phase == "moon" and state.shooter[0] == 0
+    return state
+
+
+@pytest.mark.parametrize("bot", ["heuristic", "strong"])
+def test_moon_choice_counts_the_bonus_card_the_shooter_took(bot: str) -> None:
+    # Omnibus: the shooter took JD (-10) too. Old: [85, 86, 96, 106], the game ends and seat 0 wins
+    # it alone; new: [59, 60, 70, 80], the game goes on. (Without the bonus old would look like
+    # [95, 86, 96, 106], a win for seat 1.)
+    state = moon_for_seat_0(Rules.make("omnibus"), [95, 60, 70, 80])
+    old = state.choose_moon(0, "old")
+    assert old.is_over and old.winners == (0,) and old.totals == (85, 86, 96, 106)
+    assert get_bot(bot).choose_moon(bot_view(state, 0)) == "old"
+
+
+@pytest.mark.parametrize("tie,expected_over", [("play_on", False), ("share", True)])
+def test_moon_choice_on_a_tie_for_the_win(tie: str, expected_over: bool) -> None:
+    # Old: [60, 60, 106, 76], seats 0 and 1 tie for the win. With play_on the game goes on (another
+    # hand) with the shooter sharing the lead, so old (the end nearer) is the better place; with
+    # share old makes it a joint winner. New ([34, 34, 80, 50]) leaves it sharing the lead further
+    # from the end.
+    state = moon_for_seat_0(Rules.make("classic", tie=tie), [60, 34, 80, 50])
+    old = state.choose_moon(0, "old")
+    assert old.totals == (60, 60, 106, 76) and old.is_over == expected_over
+    assert get_bot("heuristic").choose_moon(bot_view(state, 0)) == "old"
+
+
+def test_moon_choice_on_a_tie_for_the_win_between_others_keeps_the_end_away() -> None:
+    # Old: [70, 60, 60, 106]: seats 1 and 2 tie, so the game goes on with the shooter behind. New
+    # ([44, 34, 34, 80]) keeps the end further away.
+    state = moon_for_seat_0(Rules.make("classic"), [70, 34, 34, 80])
+    assert not state.choose_moon(0, "old").is_over
+    assert get_bot("heuristic").choose_moon(bot_view(state, 0)) == "new"
