@@ -168,11 +168,21 @@ class Rules:
         return cls(**d)
 
     def with_options(self, **overrides: Any) -> "Rules":
-        """These rules with some options changed; a new player count brings its own deck and pass
-        cycle (§4) unless they are given too."""
-        if "players" in overrides:
-            overrides.setdefault("removed_cards", None)
-            overrides.setdefault("pass_cycle", None)
+        """These rules with some options changed, validated.
+
+        A new player count brings its own deck and pass cycle, as ``Rules.make`` would give them for
+        this preset (§4, or the preset's own: Black Maria's ``[2C]`` for 3 players, ``[right]``),
+        unless they are given too. A deck or pass cycle that is not the preset's default for the old
+        count (one chosen explicitly) is kept, and refused with the reason if it does not work with
+        the new count.
+        """
+        players = overrides.get("players", self.players)
+        if players != self.players:
+            old_removed, old_cycle = _preset_deck_and_cycle(self.preset, self.players)
+            if "removed_cards" not in overrides and self.removed_cards == old_removed:
+                overrides["removed_cards"] = _preset_deck_and_cycle(self.preset, players)[0]
+            if "pass_cycle" not in overrides and self.pass_cycle == old_cycle:
+                overrides["pass_cycle"] = _preset_deck_and_cycle(self.preset, players)[1]
         return dataclasses.replace(self, **overrides)
 
     @cached_property
@@ -181,6 +191,18 @@ class Rules:
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Rules))
+
+
+def _preset_deck_and_cycle(preset: str, players: Any) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """The ``removed_cards`` and ``pass_cycle`` that ``Rules.make(preset, players=players)`` gives
+    (as the rules store them), or None where ``players`` is not a valid count (then the rules refuse
+    it)."""
+    if not isinstance(players, int) or players not in REMOVED_BY_PLAYERS:
+        return None, None
+    options = PRESETS.get(preset, {})
+    removed = _PRESET_REMOVED.get(preset, {}).get(players, options.get("removed_cards", REMOVED_BY_PLAYERS[players]))
+    cycle = options.get("pass_cycle", default_pass_cycle(players))
+    return tuple(sorted((canonical(c) for c in set(removed)), key=CARD_INDEX.get)), tuple(cycle)
 
 
 def _frozen(value: Any) -> Any:

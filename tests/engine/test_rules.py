@@ -72,6 +72,37 @@ def test_black_maria_with_four_players_removes_nothing():
     assert ref.moon_total(rules) == 43
 
 
+@pytest.mark.parametrize(("preset", "players"), [
+    ("black-maria", 4), ("black-maria", 5), ("standard", 3), ("standard", 6), ("omnibus", 5), ("spot", 3)])
+def test_a_new_player_count_gives_what_make_gives(preset, players):
+    # The deck and pass cycle follow the count as Rules.make gives them for the preset, there and back.
+    rules = Rules.make(preset)
+    assert rules.with_options(players=players) == Rules.make(preset, players=players)
+    assert Rules.make(preset, players=players).with_options(players=rules.players) == rules
+
+
+def test_a_new_player_count_keeps_black_marias_pass_to_the_right():
+    rules = Rules.make("black-maria").with_options(players=4)
+    assert (rules.pass_cycle, rules.removed_cards) == (("right",), ())
+    back = rules.with_options(players=3)
+    assert (back.pass_cycle, back.removed_cards) == (("right",), ("2C",))
+
+
+def test_a_new_player_count_keeps_an_explicit_deck_or_pass_cycle_or_refuses_it():
+    assert Rules(pass_cycle=("left", "hold")).with_options(players=5).pass_cycle == ("left", "hold")
+    assert Rules(players=3, removed_cards=["2S"]).with_options(players=4, removed_cards=[]).removed_cards == ()
+    for make, code, details in [
+        (lambda: Rules(pass_cycle=("left", "across")).with_options(players=3), "ACROSS_NEEDS_EVEN_PLAYERS",
+         {"players": 3}),
+        (lambda: Rules.make("hartenjagen").with_options(players=3), "DECK_DOES_NOT_DIVIDE",
+         {"cards": 32, "players": 3}),
+        (lambda: Rules().with_options(players=9), "BAD_PLAYERS", {"players": 9}),
+    ]:
+        with pytest.raises(InvalidRules) as info:
+            make()
+        assert (info.value.code, info.value.details) == (code, details)
+
+
 def test_a_preset_with_overrides():
     rules = Rules.make("omnibus", target=50, moon="new")
     assert (rules.jd_bonus, rules.target, rules.moon) == (-10, 50, "new")
