@@ -64,13 +64,28 @@ def test_bad_input_is_refused_with_a_reason() -> None:
         assert result.exit_code != 0 and reason in result.output, (args, result.output)
 
 
-def test_every_bot_plays_every_seat_of_a_deal() -> None:
-    config = SimConfig(rules=Rules.make("standard"), bots=("heuristic", "random", "random", "random"), units=1)
-    lineups = [s.lineup for s in config.seatings()]
-    assert sorted(lineup.index("heuristic") for lineup in lineups) == [0, 1, 2, 3]
+def test_every_bot_plays_every_seat_of_a_deal(monkeypatch) -> None:
+    import pbem.sim.runner as runner
+
+    bots = ("heuristic", "random", "strong")  # distinct, so each seat's player can be told apart
+    config = SimConfig(rules=Rules.make("standard", players=3), bots=bots, units=1, seed=4,
+                       bot_options={"strong": {"playouts": 6, "time_limit": None}})
+    dealt = []  # per hand played: the deal, its pass direction and the bots by seat
+    real_play_hand = runner.play_hand
+
+    def recording_play_hand(state, seated):
+        dealt.append((state.deck, state.pass_direction, tuple(b.name for b in seated)))
+        return real_play_hand(state, seated)
+
+    monkeypatch.setattr(runner, "play_hand", recording_play_hand)
     result = play_unit(config, 0)
-    # Same cards at every seating: all 26 points are dealt out each time (no moon here or 78).
-    assert all(sum(r.points) in (26, 78) for r in result.seatings)
+    assert len(dealt) == len(result.seatings) == 3
+    # The same cards, passed the same way, at every seating.
+    assert len({(deck, direction) for deck, direction, _ in dealt}) == 1
+    # The seatings played are the ones declared, and each bot sits once in every seat.
+    assert [lineup for _, _, lineup in dealt] == [s.lineup for s in config.seatings()]
+    for name in bots:
+        assert sorted(lineup.index(name) for _, _, lineup in dealt) == [0, 1, 2]
 
 
 def test_compare_pairs_each_seat_with_the_same_others() -> None:
@@ -93,13 +108,23 @@ def test_the_paired_difference_is_zero_for_a_bot_against_itself() -> None:
 
 
 def test_summaries_average_each_player_over_its_seats() -> None:
-    config = SimConfig(rules=Rules.make("standard"), bots=("heuristic",) * 4, units=2, seed=1)
+    # Three different bots, so a player's figures taken from another player's seat would show.
+    bots = ("heuristic", "random", "strong")
+    config = SimConfig(rules=Rules.make("standard", players=3), bots=bots, units=2, seed=1,
+                       bot_options={"strong": {"playouts": 6, "time_limit": None}})
     results = [play_unit(config, u) for u in range(2)]
     report = summarise(config, results)
-    # With the same bot everywhere, the four players' means add up to the points per hand of a table.
-    total = sum(p.points_per_hand.mean for p in report.players)
-    per_table = sum(sum(r.points) for u in results for r in u.seatings) / (2 * 4)
-    assert total == pytest.approx(per_table)
+    seatings = config.seatings()
+    for j, (name, line) in enumerate(zip(bots, report.players)):
+        assert (line.label, line.bot) == (f"player {j}", name)
+        # Where this bot sat at each seating, found from the line-up itself.
+        per_unit = [sum(res.points[s.lineup.index(name)] / res.hands for s, res in zip(seatings, u.seatings))
+                    / len(seatings) for u in results]
+        assert line.points_per_hand.mean == pytest.approx(sum(per_unit) / len(per_unit))
+        assert line.moons == sum(res.moons[s.lineup.index(name)] for u in results
+                                 for s, res in zip(seatings, u.seatings))
+    # The bots' figures differ, so the check above tells the seats apart.
+    assert len({round(p.points_per_hand.mean, 9) for p in report.players}) == 3
 
 
 @pytest.mark.parametrize("text,expected", [
