@@ -9,7 +9,7 @@ The public API, for the server and for bot authors::
     state = state.pass_cards(0, ["QS", "AS", "KS"])   # … every seat, in any order
     state.legal_cards()                               # ('2C',)
     state = state.play("2C")
-    state, events = apply(state, PlayCard(1, "9C"))   # the same, with what happened
+    state, events = apply(state, PlayCard(state.to_move, card))  # the same, with what happened
 
 See README.md ("The engine, for bot authors") for the whole tour.
 """
