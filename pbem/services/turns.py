@@ -56,8 +56,12 @@ class Turn:
     events: list[Event] = field(default_factory=list)
     #: Seats that made a decision in this turn (themselves, a bot, or automatically).
     movers: set[int] = field(default_factory=set)
-    #: Cards played automatically for people, by seat (only legal card, or the hand played out).
+    #: Cards played automatically for people because they were their only legal card, by seat
+    #: (the next turn mail tells them so).
     autoplayed: dict[int, list[str]] = field(default_factory=dict)
+    #: Cards played for people, by seat, when the rest of the hand could not change any score and a
+    #: player had a choice (not "only legal card": the mails must not say so).
+    played_out: dict[int, list[str]] = field(default_factory=dict)
     #: Whether a new hand was dealt in this turn (every decision after it is a new one).
     dealt: bool = False
     #: Cards played for people as they asked (their queue, or the autopilot), by seat (issue 4 §5).
@@ -173,19 +177,20 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
         if is_computer(turn.seat_row(seat)):
             apply_move(session, turn, _bot_move(session, turn, seat, default_bot))
             continue
-        card = None
-        if not state.unplayed_can_change_score():
-            card = state.legal_cards()[0]  # the rest of the hand cannot change any score
-        else:
-            from .playahead import card_ahead  # the player's queue or autopilot (issue 4 §5)
+        if not state.unplayed_can_change_score():  # the rest of the hand cannot change any score
+            legal = state.legal_cards()
+            apply_move(session, turn, PlayCard(seat, legal[0]))
+            # Only a card that was the seat's only legal one is told as such in its next turn mail.
+            (turn.autoplayed if len(legal) == 1 else turn.played_out).setdefault(seat, []).append(legal[0])
+            continue
+        from .playahead import card_ahead  # the player's queue or autopilot (issue 4 §5)
 
-            ahead = card_ahead(session, turn, seat, default_bot)
-            if ahead is not None:
-                apply_move(session, turn, PlayCard(seat, ahead))
-                turn.played_ahead.setdefault(seat, []).append(ahead)
-                continue
-            if autoplay_single.get(seat, True):
-                card = state.only_legal_card()
+        ahead = card_ahead(session, turn, seat, default_bot)
+        if ahead is not None:
+            apply_move(session, turn, PlayCard(seat, ahead))
+            turn.played_ahead.setdefault(seat, []).append(ahead)
+            continue
+        card = state.only_legal_card() if autoplay_single.get(seat, True) else None
         if card is None:
             return
         apply_move(session, turn, PlayCard(seat, card))
