@@ -192,6 +192,10 @@ def test_new_game() -> None:
         ("a@x.ro",), {"rules": "classic", "bots": "2"}
     )
     assert parse_command("rules: omnibus", expected="new_game") == Unreadable("NO_PLAYERS")
+    # the sender alone against computer players: nobody else is named
+    assert parse_command("new game\nbots: 3\ntarget: 20", expected="new_game") == NewGame(
+        (), {"bots": "3", "target": "20"}
+    )
 
 
 def test_language_hint_changes_nothing() -> None:

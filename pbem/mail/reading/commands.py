@@ -38,7 +38,7 @@ code                       class       details
 ``NO_COMMAND``             Unreadable  ``expected`` (if given): nothing recognisable
 ``UNKNOWN_WORD``           Unreadable  ``word``: a short reply that is no command or card
 ``WRONG_CARD_COUNT``       Unreadable  ``expected``, ``found`` (counts), ``cards``
-``NO_PLAYERS``             Unreadable  (none): a new game naming no other player
+``NO_PLAYERS``             Unreadable  (none): a new game naming no other player and no bots
 ``TWO_CARDS``              Ambiguous   ``cards``: the different cards named, space separated
 ``BOTH_MOON_CHOICES``      Ambiguous   (none): both old and new moon named
 ``CONFLICTING_COMMANDS``   Ambiguous   ``commands`` (names, space separated), ``cards``
@@ -661,7 +661,8 @@ def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Co
 
 
 def _new_game(text: str) -> Command:
-    """Players are every address in the text; options every ``key: value`` line without one."""
+    """Players are every address in the text; options every ``key: value`` line without one. A game
+    against computer players only (``bots: 3``) names nobody but the sender."""
     players: list[str] = []
     options: dict[str, str] = {}
     for line in text.split("\n"):
@@ -675,6 +676,6 @@ def _new_game(text: str) -> Command:
             options[OPTION_ALIASES.get(key, key)] = m.group(2)
     players = list(dict.fromkeys(players))
     options.pop("players", None)
-    if not players:
+    if not players and "bots" not in options:
         return Unreadable("NO_PLAYERS")
     return NewGame(tuple(players), MappingProxyType(options))
