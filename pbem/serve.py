@@ -36,6 +36,7 @@ from typing import Any
 from pbem.config import Settings
 from pbem.db import migrate
 from pbem.mail.relay import dev_mailbox_dir
+from pbem.services.clock import Clock
 from pbem.smtp.server import SmtpFront
 from workers.app import embedded_broker_file, make_celery
 from workers.queueing import queue_inbound
@@ -67,13 +68,13 @@ class _Web:
     thread: threading.Thread
 
 
-def _start_web(settings: Settings) -> _Web:
+def _start_web(settings: Settings, clock: Clock) -> _Web:
     from waitress import create_server
 
     from pbem.web import create_app
 
     server = create_server(
-        create_app(settings),
+        create_app(settings, clock=clock),
         host=settings.web_listen.host,
         port=settings.web_listen.port,
         threads=WEB_THREADS,
@@ -125,7 +126,7 @@ def serve(
             worker_argv(concurrency=concurrency, beat=True), env=worker_env, stdin=subprocess.DEVNULL
         )
         smtp.start()
-        web = _start_web(settings)
+        web = _start_web(settings, svc.clock)  # the SMTP front's clock, as the worker's
         echo(f"pbem serve: SMTP on {settings.smtp_listen} for *@{settings.mail_domain}")
         echo(f"pbem serve: web on http://{settings.web_listen} (links use {settings.base_url})")
         echo(f"pbem serve: Celery worker + beat, pid {worker.pid}, broker {_shown(settings.broker_url)}")

@@ -1,8 +1,8 @@
 """The things every service needs, built once per process and passed down (no globals).
 
 ``Services.from_settings(settings)`` makes the database engine and session factory for
-``PBEM_DATABASE_URL``, picks the clock (the system clock, or an offset clock when
-``PBEM_CLOCK_OFFSET_FILE`` is set for tests) and builds the mail composer on first use.
+``PBEM_DATABASE_URL``, picks the clock (:func:`clock_for`: the system clock, or an offset clock
+when ``PBEM_CLOCK_OFFSET_FILE`` is set for tests) and builds the mail composer on first use.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from pbem.mail.relay import Relay
 
 
+def clock_for(settings: Settings) -> Clock:
+    """The clock every process of the server takes its time from (SMTP front, web front, worker,
+    command line): the system clock, or with ``PBEM_CLOCK_OFFSET_FILE`` the offset clock of tests."""
+    offset_file = getattr(settings, "clock_offset_file", None)
+    return OffsetClock(offset_file) if offset_file else SystemClock()
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -38,10 +45,8 @@ class Services:
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
                       engine: Engine | None = None) -> "Services":
         engine = engine or make_engine(settings.database_url)
-        if clock is None:
-            offset_file = getattr(settings, "clock_offset_file", None)
-            clock = OffsetClock(offset_file) if offset_file else SystemClock()
-        return cls(settings=settings, engine=engine, session_factory=make_session_factory(engine), clock=clock)
+        return cls(settings=settings, engine=engine, session_factory=make_session_factory(engine),
+                   clock=clock if clock is not None else clock_for(settings))
 
     @cached_property
     def composer(self) -> "MailComposer":

@@ -41,7 +41,8 @@ def create_app(
     clock: Clock | None = None,
     celery_app: Celery | None = None,
 ) -> Flask:
-    """The web front for ``settings``.  ``clock`` (the services' clock protocol) and
+    """The web front for ``settings``.  ``clock`` (the services' clock protocol; by default the
+    one every process takes from the settings, :func:`pbem.services.app.clock_for`) and
     ``celery_app`` are for tests and for ``pbem serve``, which shares its own."""
     app = Flask(
         "pbem.web",

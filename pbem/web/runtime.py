@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
 from pbem.db.session import make_engine, make_session_factory
-from pbem.services.clock import Clock, SystemClock
+from pbem.services.app import clock_for
+from pbem.services.clock import Clock
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -40,8 +41,10 @@ class WebRuntime:
     #: queues behind a writer (WAL gives it a consistent snapshot).
     read_session_factory: sessionmaker[Session]
     engines: tuple[Engine, ...]
-    #: The services' clock protocol (``.now()``): webhook timestamps are checked against it.
-    clock: Clock = field(default_factory=SystemClock)
+    #: The services' clock protocol (``.now()``): webhook timestamps are checked against it, and
+    #: it dates what the pages write. By default the one of every other process (``clock_for``:
+    #: the offset clock of ``PBEM_CLOCK_OFFSET_FILE`` in tests, else the system clock).
+    clock: Clock
     _celery: Celery | None = None
     _celery_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -65,7 +68,7 @@ class WebRuntime:
             session_factory=make_session_factory(writer),
             read_session_factory=make_session_factory(reader),
             engines=engines,
-            clock=clock or SystemClock(),
+            clock=clock if clock is not None else clock_for(settings),
             _celery=celery_app,
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -15,8 +16,11 @@ from sqlalchemy import func, select
 from pbem.db.models import OutboundMessage, Player, Seat
 from pbem.db.session import transaction
 from pbem.services.app import Services
+from pbem.services.clock import OffsetClock
 from pbem.services.digest import send_due_digests
+from pbem.services.mailing import unsubscribe_url
 from pbem.web import create_app
+from pbem.web.runtime import runtime
 from tests.harness.players import Received, choose, reply_bytes
 from tests.integration.mailplay import (
     Mailbox,
@@ -135,6 +139,32 @@ def test_one_click_unsubscribe_keeps_the_seat_and_confirms_once(svc: Services) -
     deliver(svc, reply_bytes(received, sender=address(1), body=body), address(1), other_to)
     assert last_outcome(svc)["code"] == "NOTIFY_SET"
     assert seat_notify(svc, game_id, 1) == "turn_only"
+
+
+def test_the_web_front_takes_its_clock_as_every_other_process_does(db_url: str, tmp_path: Path) -> None:
+    """``pbem web``, ``gunicorn pbem.web.wsgi:app`` and ``pbem serve`` build the app from the settings
+    alone: with ``PBEM_CLOCK_OFFSET_FILE`` its clock is the offset clock the SMTP front, the worker and
+    the command line read, so what the web front writes is dated on the tests' time."""
+    offset_file = tmp_path / "clock-offset"
+    offset_file.write_text(str(timedelta(days=30).total_seconds()))
+    services = make_services(db_url, tmp_path, PBEM_CLOCK_OFFSET_FILE=str(offset_file))
+    app = create_app(services.settings)  # no clock given, as the entry points call it
+    try:
+        game_id, _ = new_game(services, people=2, pass_cycle=["hold"])
+        with transaction(services.session_factory) as session:
+            player_id = session.scalar(select(Player.id).where(Player.address == address(0)))
+        clock = runtime(app).clock
+        assert isinstance(clock, OffsetClock) and clock.path == offset_file
+        path = urlsplit(unsubscribe_url(services.settings, player_id, game_id, 0)).path
+        before = datetime.now(UTC)
+        assert app.test_client().post(path, data={"List-Unsubscribe": "One-Click"}).status_code == 200
+        with transaction(services.session_factory) as session:
+            confirmation = session.scalars(select(OutboundMessage).where(
+                OutboundMessage.recipient == address(0), OutboundMessage.kind == "notify_changed")).one()
+            assert confirmation.created_at >= before + timedelta(days=30)  # dated by the offset clock
+    finally:
+        runtime(app).dispose()
+        services.close()
 
 
 def test_daily_digest_tells_what_happened_once_a_day(svc: Services) -> None:
