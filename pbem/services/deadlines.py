@@ -12,9 +12,14 @@ whose absence policy is not ``bot`` has their deadlines counted from the end of 
 seat with a deadline, the one step that is due, each exactly once (``reminders_sent`` counts them):
 
 1. ``reminder_hours`` before the deadline: a ``reminder`` mail (stage ``before``);
-2. at the deadline, when the game has a grace period: a ``reminder`` mail (stage ``deadline``)
-   saying what will happen when the grace period ends;
+2. at the deadline: a ``reminder`` mail (stage ``deadline``) saying what will happen, and when,
+   once the grace period ends;
 3. at the deadline + ``grace_hours``: the game's absence policy (:mod:`pbem.services.absence`).
+
+The default grace period is :data:`DEFAULT_GRACE_HOURS` (12 hours), so that by default the player
+the game waits for is told both before the deadline and at it, and has half a day left to answer
+before anything is done in their place. A game may ask for ``grace: 0``: then steps 2 and 3 fall
+together, and the policy's own mail at the deadline (``stand_in``, ``game_paused``…) is the notice.
 
 A tick that comes late (the scheduler was down) takes only the latest step due: nobody is told
 "24 hours left" about a deadline that has already passed. The tick also ends the vacations that
@@ -52,6 +57,8 @@ POLICIES = ("bot", "pause", "substitute")
 MAX_DEADLINE_HOURS = 24 * 60
 MAX_GRACE_HOURS = 24 * 14
 MAX_REMINDER_HOURS = 24 * 7
+#: The grace period of a game that names none: the at-deadline reminder, then half a day to answer.
+DEFAULT_GRACE_HOURS = 12
 #: ``reminders_sent`` values: the early reminder, then the one at the deadline.
 SENT_BEFORE, SENT_AT_DEADLINE = 1, 2
 
@@ -74,7 +81,7 @@ class Timing:
 
     deadline_hours: int = 72
     skip_weekends: bool = False
-    grace_hours: int = 0
+    grace_hours: int = DEFAULT_GRACE_HOURS
     reminder_hours: int = 24
     absence_policy: str = "bot"
 

@@ -16,10 +16,10 @@ from email.policy import default
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from pbem.config import Settings
-from pbem.db.models import Game, GameStatus, InboundMessage, OutboundMessage, Player, Seat
+from pbem.db.models import Game, GameStatus, InboundMessage, Move, OutboundMessage, Seat
 from pbem.db.session import transaction
 from pbem.engine import Rules
 from pbem.services.app import Services
@@ -204,13 +204,14 @@ def test_add_hours_skips_saturdays_and_sundays_in_utc(start_at, hours, expected)
 
 
 def test_timing_options_in_three_languages() -> None:
-    assert timing_from_options({}) == Timing(72, False, 0, 24, "bot")
+    assert timing_from_options({}) == Timing(72, False, 12, 24, "bot")
+    assert timing_from_options({"grace": "0"}).grace_hours == 0  # no grace: the policy at the deadline
     assert timing_from_options({"deadline": "48", "weekends": "skip", "policy": "pause", "grace": "12h",
                                 "reminder": "1d"}) == Timing(48, True, 12, 24, "pause")
     assert timing_from_options({"prazo": "2 dias", "fins_de_semana": "não contam", "política": "substituto",
                                 "tolerância": "6 horas"}) == Timing(48, True, 6, 24, "substitute")
     assert timing_from_options({"termen": "3 zile", "weekenduri": "da", "politica": "pauză",
-                                "memento": "12 ore"}) == Timing(72, False, 0, 12, "pause")
+                                "memento": "12 ore"}) == Timing(72, False, 12, 12, "pause")
     assert timing_from_options({"deadline": "1 week"}).deadline_hours == 168
 
 
@@ -309,8 +310,35 @@ def test_a_late_tick_sends_only_the_step_that_is_due(svc: Services) -> None:
     assert Counter(m.kind for m in table.to(3))["reminder"] == 1
 
 
+def test_by_default_the_deadline_brings_a_reminder_and_the_policy_comes_after_the_grace(svc: Services) -> None:
+    """The defaults (72 hours, a reminder 24 hours before, 12 hours of grace, policy bot): the player
+    the game waits for hears before the deadline and at it, and the bot stands in 12 hours later."""
+    assert pop_timing({"target": 50}) == Timing() and Timing().grace_hours == 12
+    table = start(svc)
+    assert table.game().grace_hours == 12
+    pass_all(table, [0, 1, 2])
+    clock(svc).advance(hours=48)
+    early = table.tick()
+    assert [(m.kind, m.recipient) for m in early] == [("reminder", address(3))]
+    assert "Please reply by" in text_of(early[0])
+    clock(svc).advance(hours=24)
+    at = table.tick()
+    assert [(m.kind, m.recipient) for m in at] == [("reminder", address(3))]
+    text = text_of(at[0])
+    assert "The time for your decision ran out at Sun, Jan 4, 2026" in text
+    assert "a computer player will play for you" in text and "Jan 5, 2026" in text
+    assert table.seat(3).stand_in is None and table.seat(3).reminders_sent == 2
+    clock(svc).advance(hours=11, minutes=59)
+    assert table.tick() == []
+    clock(svc).advance(minutes=1)
+    acted = table.tick()
+    assert acted[0].kind == "stand_in" and acted[0].recipient == address(3)
+    assert table.seat(3).stand_in == "deadline"
+    assert Counter(m.kind for m in table.to(3))["reminder"] == 2
+
+
 def test_no_grace_means_the_policy_applies_at_the_deadline(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=10, reminder_hours=24))  # reminder longer than the deadline
+    table = start(svc, Timing(deadline_hours=10, reminder_hours=24, grace_hours=0))  # reminder longer than the deadline
     pass_all(table, [0, 1, 2])
     clock(svc).advance(hours=9)
     assert table.tick() == []  # no early reminder: it would have come at once
@@ -320,7 +348,7 @@ def test_no_grace_means_the_policy_applies_at_the_deadline(svc: Services) -> Non
 
 
 def test_writing_to_the_seat_takes_it_back_from_the_bot(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0))
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0))
     pass_all(table, [0, 1, 2])
     clock(svc).advance(hours=24)
     stand_in = table.tick()[0]
@@ -342,7 +370,7 @@ def test_writing_to_the_seat_takes_it_back_from_the_bot(svc: Services) -> None:
 
 
 def test_a_stale_card_from_the_absent_player_only_takes_the_seat_back(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0))
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0))
     pass_all(table, [0, 1, 2])
     clock(svc).advance(hours=25)
     table.tick()
@@ -354,7 +382,7 @@ def test_a_stale_card_from_the_absent_player_only_takes_the_seat_back(svc: Servi
 
 
 def test_pause_policy_pauses_and_the_absent_player_resumes_by_moving(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, absence_policy="pause"))
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0, absence_policy="pause"))
     pass_all(table, [0, 1, 2])
     clock(svc).advance(hours=24)
     paused = table.tick()
@@ -382,7 +410,7 @@ def test_pause_policy_pauses_and_the_absent_player_resumes_by_moving(svc: Servic
 
 
 def test_substitute_policy_asks_the_creator_and_the_substitute_inherits_the_seat(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, absence_policy="substitute"))
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0, absence_policy="substitute"))
     pass_all(table, [0, 1, 2])
     clock(svc).advance(hours=24)
     acted = table.tick()
@@ -448,10 +476,25 @@ def test_a_game_created_by_mail_takes_its_timing_options(svc: Services) -> None:
 
 def test_tick_with_nothing_due_does_nothing(svc: Services) -> None:
     assert tick(svc) == []
-    table = start(svc)
-    assert table.tick() == []
-    with transaction(svc.session_factory) as session:
-        assert session.scalars(select(Player)).all()
+    table = start(svc, Timing(deadline_hours=48, reminder_hours=24))
+    table.move(0)
+
+    def everything() -> tuple:
+        """What a tick could change: the outbox, the move log, the game and its seats."""
+        with transaction(svc.session_factory) as session:
+            mails = session.scalars(select(func.count()).select_from(OutboundMessage)).one()
+            moves = session.scalars(select(func.count()).select_from(Move)).one()
+            game = session.get(Game, table.game_id)
+            seats = [{c.key: getattr(seat, c.key) for c in Seat.__table__.columns}
+                     for seat in session.scalars(select(Seat).order_by(Seat.game_id, Seat.seat))]
+            return mails, moves, game.version, game.status, game.next_seq, game.snapshot, seats
+
+    before = everything()
+    assert before[0] > 0 and before[1] > 0  # the deal, a pass and their mails are there
+    for hours in (0, 12, 23):  # the first reminder is due only 24 hours before the deadline
+        clock(svc).current = START + timedelta(hours=hours, minutes=59)
+        assert table.tick() == []
+        assert everything() == before
 
 
 def test_two_ticks_at_once_send_each_reminder_once(svc: Services) -> None:
