@@ -92,7 +92,8 @@ def game() -> None:
 @click.option("--deadline", default="72", show_default=True, help="time a seat has to decide: 48, 36h, 2d")
 @click.option("--weekends", type=click.Choice(["count", "skip"]), default="count", show_default=True,
               help="whether Saturdays and Sundays (UTC) count towards a deadline")
-@click.option("--grace", default="0", show_default=True, help="time after a deadline before the policy applies")
+@click.option("--grace", default="12", show_default=True,
+              help="time after a deadline (and its reminder) before the policy applies; 0: at the deadline")
 @click.option("--reminder", default="24", show_default=True, help="a reminder this long before a deadline (0: none)")
 @click.option("--policy", type=click.Choice(["bot", "pause", "substitute"]), default="bot", show_default=True,
               help="after deadline + grace: a bot plays for the absent player, the game pauses, or a bot "

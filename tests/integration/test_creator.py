@@ -206,7 +206,8 @@ def test_replace_offers_the_seat_and_abort_ends_the_game(svc: Services) -> None:
 
 
 def test_a_creator_without_a_seat_is_not_asked_and_the_operator_acts(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, absence_policy="substitute"), creator=None)
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0, absence_policy="substitute"),
+                  creator=None)
     for k in (0, 1, 2):
         table.move(k)
     clock(svc).advance(hours=24)
@@ -272,8 +273,21 @@ def test_the_operators_commands(db_url: str, tmp_path: Path) -> None:
         services.close()
 
 
+def test_a_game_from_the_command_line_has_the_default_timing(db_url: str, tmp_path: Path) -> None:
+    """The same defaults as a game by mail: 72 hours, a reminder 24 hours before, 12 hours of grace
+    (so that the deadline itself brings a reminder), policy bot."""
+    env = {"PBEM_DATABASE_URL": db_url, "PBEM_DATA_DIR": str(tmp_path), "PBEM_MAIL_DOMAIN": "hearts.test",
+           "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random"}
+    run(env, "new", "--player=p0@players.test", "--bots", "3")
+    with Services.from_settings(Settings.from_env(env)) as services, transaction(services.session_factory) as session:
+        row = session.scalars(select(Game)).one()
+        defaults = Timing()
+        assert (row.deadline_hours, row.skip_weekends, row.grace_hours, row.reminder_hours, row.absence_policy) == (
+            defaults.deadline_hours, defaults.skip_weekends, 12, defaults.reminder_hours, defaults.absence_policy)
+
+
 def test_a_creator_back_from_a_stand_in_is_obeyed_at_once(svc: Services) -> None:
-    table = start(svc, Timing(deadline_hours=24, reminder_hours=0))
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0))
     for k in (1, 2, 3):
         table.move(k)
     clock(svc).advance(hours=24)
