@@ -137,11 +137,13 @@ def test_altered_token_and_another_seats_token_are_refused(svc: Services) -> Non
     altered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
     answers = deliver(svc, reply_bytes(r0, sender=PLAYERS[0], body=" ".join(r0.hand[:3])), PLAYERS[0], altered)
     assert inbound_outcome(svc)["code"] == "BAD_ADDRESS"
-    assert all(m.recipient == PLAYERS[0] for m in answers)
+    # The sender is a seated (verified) player: told, once, at their own address ("all" alone
+    # would pass with no answer at all).
+    assert [(m.kind, m.recipient) for m in answers] == [("request_rejected", PLAYERS[0])]
     # Player 0 writes to seat 1's (valid) address: the sender is not seat 1's player.
     answers = deliver(svc, reply_bytes(r1, sender=PLAYERS[0], body=" ".join(r0.hand[:3])), PLAYERS[0], r1.reply_to)
     assert inbound_outcome(svc)["code"] == "FORGED_SENDER"
-    assert [m.recipient for m in answers] == [PLAYERS[1]]
+    assert [(m.kind, m.recipient) for m in answers] == [("request_rejected", PLAYERS[1])]
     assert game_moves(svc, game_id) == before
 
 
