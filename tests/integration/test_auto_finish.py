@@ -23,7 +23,7 @@ from pbem.engine.cards import CARD_INDEX
 from pbem.services.app import Services
 from pbem.services.gamestore import load_game, snapshot_agrees
 from tests.harness.players import Received
-from tests.integration.mailplay import Mailbox, address, answer, make_services, new_game, parsed, text_of
+from tests.integration.mailplay import Mailbox, address, answer, make_services, new_game, text_of
 
 RULES = {"pass_cycle": ["hold"]}
 CLUBS = [c for c in CARD_INDEX if c.endswith("C")]
