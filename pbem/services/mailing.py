@@ -211,6 +211,8 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
                thread: str | None = None, reply_to: str | None = None) -> QueuedMail | None:
     """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None).
     ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it).
+    A mail that shows ``game`` from the recipient's own seat carries the table talk that seat has
+    not heard yet (:func:`pbem.services.talk.with_unseen_talk`), whatever its kind.
 
     The row is buffered and inserted with the transaction's other mails in one statement
     (:mod:`pbem.db.writes`).  In a transaction whose mails its own task sends right after the
@@ -219,6 +221,10 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
     address = ctx.recipient.address
     if ctx.kind in ERROR_KINDS and error_replies_today(session, address, now) >= svc.settings.error_replies_per_day:
         return None
+    if ctx.game is not None and game is not None and player is not None and not ctx.game.table_talk:
+        from .talk import with_unseen_talk  # talk registers a command: imported late (no import cycle)
+
+        ctx = with_unseen_talk(session, game, player, ctx)  # any mail about the game carries the unseen talk
     composed = svc.composer.compose(
         ctx.kind,
         ctx,

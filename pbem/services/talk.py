@@ -3,9 +3,16 @@
 Every verified mail from a seat's own player is read for ``say`` lines (whatever else it asks:
 a card, a command, or nothing but talk) and each mail's talk is stored as one ``table_talk``
 row. The lines are not mailed at once: they ride along in each other player's *next* mail about
-the game (a turn mail, a trick, a summary, a confirmation, or the daily digest), and
+the game, whatever it is (a turn mail, a trick, a summary, a reminder, a stand-in notice, a
+status, a refusal, the game paused, resumed or aborted…, or the daily digest), and
 ``seats.talk_seen`` remembers the last row passed on to that seat, so each line reaches each
 player exactly once. Speakers never get their own lines back.
+
+One place does it for every mail: :func:`pbem.services.mailing.queue_mail` calls
+:func:`with_unseen_talk` for each mail that shows a game from the seat its recipient holds, and
+the mail layouts print the lines (``templates/email/_layout.*``). Callers that write several
+mails to a seat at once (``notify.send_to_seat``) take the talk themselves, for the last one; the
+digest, which shows no single seat, takes each game's talk for its own lines.
 
 Talk is kept only while a game runs (active or paused) and from seats still held by their
 player; a reply of nothing but talk (:class:`~pbem.mail.reading.commands.Say`) is recorded and
@@ -14,12 +21,13 @@ answered with no mail (the others will read it; the speaker knows what they wrot
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, GameStatus, InboundStatus, Seat, SeatStatus, TableTalk
+from pbem.db.models import Game, GameStatus, InboundStatus, Player, Seat, SeatStatus, TableTalk
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail
@@ -89,6 +97,22 @@ def take_unseen_for(session: Session, game_id: int, seats: list[Seat]) -> dict[i
         unseen[seat.seat] = tuple(mc.TalkLine(seat=row.seat, text=line) for row in mine if row.seat != seat.seat
                                   for line in row.text.split("\n"))
     return unseen
+
+
+def with_unseen_talk(session: Session, game: Game, player: Player, ctx: mc.MailContext) -> mc.MailContext:
+    """``ctx`` carrying the talk its recipient has not heard yet (marked as told), when it is a mail
+    about ``game`` shown from the seat ``player`` holds; else ``ctx`` itself. A mail that carries
+    talk already (taken by its caller) is left as it is. Call it only for a mail being written."""
+    view = ctx.game
+    if view is None or view.table_talk or view.game_id != game.id:
+        return ctx
+    seat = next((s for s in game.seats if s.seat == view.seat), None)
+    if seat is None or seat.player_id is None or seat.player_id != player.id:
+        return ctx  # e.g. the player whose seat was just given to a substitute: the talk is the seat's
+    talk = take_unseen(session, game.id, seat)
+    if not talk:
+        return ctx
+    return dataclasses.replace(ctx, game=dataclasses.replace(view, table_talk=talk))
 
 
 @seat_command(cmd.Say)

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from pbem.db.models import TableTalk
+from pbem.db.models import OutboundMessage, TableTalk
 from pbem.db.session import transaction
 from pbem.services.app import Services
+from pbem.services.creator import abort_game
+from pbem.services.deadlines import tick
+from pbem.services.gamestore import load_game
 from tests.harness.players import Received, choose, reply_bytes
 from tests.integration.mailplay import (
     Mailbox,
@@ -96,3 +99,63 @@ def test_a_reply_of_only_talk_is_recorded_without_an_answer(svc: Services) -> No
         if heard:
             break
     assert len(heard) == 1 and "and a second line" in heard[0]
+
+
+def outbox(svc: Services, ids: list[int]) -> list[OutboundMessage]:
+    with transaction(svc.session_factory) as session:
+        rows = list(session.scalars(select(OutboundMessage).where(OutboundMessage.id.in_(ids))
+                                    .order_by(OutboundMessage.id)))
+        session.expunge_all()
+        return rows
+
+
+def abort(svc: Services, game_id: int) -> list[OutboundMessage]:
+    """The operator's ``pbem game abort``: the game's mails, as written."""
+    with transaction(svc.session_factory) as session:
+        ids = [m.id for m in abort_game(session, svc, load_game(session, game_id), svc.clock.now())]
+    return outbox(svc, ids)
+
+
+def test_any_mail_about_the_game_carries_the_unseen_talk_and_talk_before_an_abort_is_told(svc: Services) -> None:
+    game_id, mails = new_game(svc, people=3, pass_cycle=["hold"])
+    box = Mailbox(list(mails))
+    assert answer(svc, box.latest(1, "game_started"), "say see you all") == []
+    # A status is a mail about the game: it carries the line, once; the speaker's own does not.
+    status = box.add(answer(svc, box.latest(2, "game_started"), "status"))
+    assert [m.kind for m in status] == ["status"]
+    assert "Table talk:" in text_of(status[0]) and "see you all" in text_of(status[0])
+    assert "see you all" in html_of(status[0])
+    again = box.add(answer(svc, box.latest(2, "game_started"), "status"))
+    assert "see you all" not in text_of(again[0]) and "Table talk:" not in text_of(again[0])
+    own = box.add(answer(svc, box.latest(1, "game_started"), "status"))
+    assert "see you all" not in text_of(own[0])
+    # Said just before the game is called off: the abort mail is the next mail, and it tells it.
+    assert answer(svc, box.latest(2, "game_started"), "say sorry, I must go") == []
+    aborted = {m.recipient: text_of(m) for m in box.add(abort(svc, game_id))}
+    assert sorted(aborted) == [address(0), address(1), address(2)]
+    assert "see you all" in aborted[address(0)] and "sorry, I must go" in aborted[address(0)]
+    assert "see you all" not in aborted[address(1)] and "sorry, I must go" in aborted[address(1)]
+    assert "Table talk:" not in aborted[address(2)]
+    for seat in range(3):  # every line reached every other player exactly once
+        texts = [text_of(m) for m in box.to(seat)]
+        assert sum("see you all" in t for t in texts) == (0 if seat == 1 else 1)
+        assert sum("sorry, I must go" in t for t in texts) == (0 if seat == 2 else 1)
+
+
+def test_a_reminder_carries_the_talk_the_awaited_player_has_not_heard(svc: Services) -> None:
+    game_id, mails = new_game(svc, people=2, pass_cycle=["hold"])
+    box = Mailbox(list(mails))
+    turn = next(m for m in mails if m.kind == "your_turn")
+    awaited = Received.parse(turn.raw).seat
+    other = 1 - awaited
+    assert answer(svc, box.latest(other, "game_started"), "say your move, friend") == []
+    svc.clock.advance(hours=49)  # 24 hours before the 72-hour deadline
+    reminders = box.add(outbox(svc, tick(svc)))
+    assert [(m.kind, m.recipient) for m in reminders] == [("reminder", address(awaited))]
+    assert "your move, friend" in text_of(reminders[0]) and "your move, friend" in html_of(reminders[0])
+    box.add(answer(svc, turn, choose(Received.parse(turn.raw), random.Random(5))))
+    play_on(svc, box, [m for m in box.mails if m.kind == "your_turn"], random.Random(6), 6)
+    heard = [m.kind for m in box.to(awaited) if "your move, friend" in text_of(m)]
+    assert heard == ["reminder"]
+    assert not any("your move, friend" in text_of(m) for m in box.to(other))
+
