@@ -246,6 +246,8 @@ class HandSummary:
     result: HandResult
     #: The hand's last trick (the mail's game view already shows the next hand).
     last_trick: FinishedTrick | None = None
+    #: The rest of the hand was played out for the players: no card left could change a score.
+    played_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

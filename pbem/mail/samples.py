@@ -230,7 +230,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         "hand_summary": [
             ctx(HandSummary(HISTORY[0], last_trick=FinishedTrick(13, (Play(0, "2H"), Play(1, "KH"), Play(2, "3H"),
                                                                      Play(3, "QS")), 1, 15)), waiting),
-            ctx(HandSummary(HISTORY[1]), waiting),
+            ctx(HandSummary(HISTORY[1], played_out=True), waiting),
             ctx(HandSummary(HandResult(3, (-26, 0, 0, 0), (-22, 39, 35, 26),
                                        Moon(shooter=0, scoring="new"))), waiting),
         ],

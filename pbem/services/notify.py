@@ -116,6 +116,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     outgoing: list[tuple[Seat, list[Any]]] = []
     last_tricks = hands_last_tricks(turn.events, state.players)
     results = hand_results(state)
+    played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
     summary = None
     if over is not None:
         from .summaries import game_summary
@@ -129,7 +130,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         level = notify_level(seat_row)
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
-            details += [mc.HandSummary(results[event.hand_no - 1], last_trick=last_tricks.get(event.hand_no))
+            details += [mc.HandSummary(results[event.hand_no - 1], last_trick=last_tricks.get(event.hand_no),
+                                       played_out=played_out and event is scored[-1])
                         for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))

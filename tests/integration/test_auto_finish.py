@@ -127,6 +127,7 @@ def test_the_rest_of_a_hand_that_cannot_change_a_score_is_played_out_unasked(svc
     assert len(turn_mails_hand_one) == ASKED
     summary = text_of(next(m for m in last_answers if m.kind == "hand_summary" and m.recipient == address(1)))
     assert "shot the moon" in summary and "26" in summary
+    assert "The rest of the hand was played out for everyone" in summary  # why nobody was asked
 
     # Each seat's first turn mail of hand 2 lists as "only possible card" its last card of hand 1
     # (one card left), never the cards played out while it still had a choice (tricks 7 to 12).
