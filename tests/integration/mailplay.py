@@ -66,8 +66,13 @@ def deliver(svc: Services, raw: bytes, sender: str, recipient: str) -> list[Outb
     out_ids: list[int] = []
     for inbound_id in ids:
         out_ids += process_inbound(svc, inbound_id)
+    return outbox(svc, out_ids)
+
+
+def outbox(svc: Services, ids: list[int]) -> list[OutboundMessage]:
+    """The outbox rows of ``ids``, in the order they were written (detached from any session)."""
     with transaction(svc.session_factory) as session:
-        rows = list(session.scalars(select(OutboundMessage).where(OutboundMessage.id.in_(out_ids))
+        rows = list(session.scalars(select(OutboundMessage).where(OutboundMessage.id.in_(ids))
                                     .order_by(OutboundMessage.id)))
         session.expunge_all()
         return rows

@@ -37,6 +37,7 @@ from pbem.services.gamestore import load_game, snapshot_agrees
 from pbem.services.inbound import process_inbound
 from pbem.services.intake import store_inbound
 from tests.harness.players import Received, choose, reply_bytes
+from tests.integration.mailplay import outbox
 
 DOMAIN = "hearts.test"
 #: A Thursday, noon (UTC).
@@ -116,14 +117,6 @@ class Table:
 
     def kinds(self, mails: list[OutboundMessage] | None = None) -> Counter:
         return Counter((m.kind, m.recipient) for m in (self.mails if mails is None else mails))
-
-
-def outbox(svc: Services, ids: list[int]) -> list[OutboundMessage]:
-    with transaction(svc.session_factory) as session:
-        rows = list(session.scalars(select(OutboundMessage).where(OutboundMessage.id.in_(ids))
-                                    .order_by(OutboundMessage.id)))
-        session.expunge_all()
-        return rows
 
 
 def deliver(svc: Services, raw: bytes, sender: str, recipient: str) -> list[OutboundMessage]:

@@ -25,6 +25,7 @@ from tests.integration.mailplay import (
     last_outcome,
     make_services,
     new_game,
+    outbox,
     text_of,
 )
 
@@ -99,14 +100,6 @@ def test_a_reply_of_only_talk_is_recorded_without_an_answer(svc: Services) -> No
         if heard:
             break
     assert len(heard) == 1 and "and a second line" in heard[0]
-
-
-def outbox(svc: Services, ids: list[int]) -> list[OutboundMessage]:
-    with transaction(svc.session_factory) as session:
-        rows = list(session.scalars(select(OutboundMessage).where(OutboundMessage.id.in_(ids))
-                                    .order_by(OutboundMessage.id)))
-        session.expunge_all()
-        return rows
 
 
 def abort(svc: Services, game_id: int) -> list[OutboundMessage]:
