@@ -7,6 +7,7 @@ small ones here that refuse, stall or ask for a password.  Time is a ManualClock
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from pbem.services.outbox import (
 )
 from tests.harness.ports import free_port
 from tests.harness.smtp_sink import SmtpSink
+from tests.harness.tls import self_signed_certificate
 
 DOMAIN = "hearts.test"
 RAW = (
@@ -324,3 +326,45 @@ def test_the_sweep_finds_due_mail_and_stale_inbound_mail(services) -> None:
     with svc.session_factory() as session:
         assert session.scalar(select(OutboundMessage.status).where(OutboundMessage.id == due_id)) \
             is OutboundStatus.PENDING
+
+
+# --- TLS to the relay (PBEM_RELAY_TLS) ----------------------------------------------------
+
+
+def server_tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(cert), str(key))
+    return context
+
+
+@pytest.mark.parametrize("mode", ["starttls", "ssl"])
+def test_mail_goes_to_the_relay_over_verified_tls(services, start_relay, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    cert, key = self_signed_certificate(tmp_path, "relay.test")
+    context = server_tls_context(cert, key)
+    # starttls: the relay refuses MAIL before STARTTLS; ssl: it speaks TLS from the first byte.
+    tls_kwargs = ({"tls_context": context, "require_starttls": True} if mode == "starttls"
+                  else {"ssl_context": context})
+    relay, port = start_relay(ScriptedRelay(), **tls_kwargs)
+
+    # The relay's certificate is checked against the system's CAs: ours is self-signed.
+    unverified = services(**relay_env(port, PBEM_RELAY_TLS=mode))
+    refused_id = add_outbound(unverified)
+    assert send_outbound(unverified, refused_id) == SendResult.RETRY
+    assert "CERTIFICATE_VERIFY_FAILED" in (load(unverified, refused_id).last_error or "")
+    assert relay.accepted == []
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # an operator's private CA, as OpenSSL reads it
+    trusted = services(**relay_env(port, PBEM_RELAY_TLS=mode))
+    sent_id = add_outbound(trusted)
+    assert send_outbound(trusted, sent_id) == SendResult.SENT
+    assert len(relay.accepted) == 1 and relay.accepted[0][2].endswith(RAW)
+
+
+def test_starttls_asked_of_a_relay_without_it_sends_nothing(services, smtp_sink: SmtpSink) -> None:
+    smtp_sink.clear()
+    svc = services(**relay_env(smtp_sink.port, PBEM_RELAY_TLS="starttls"))  # the sink offers no STARTTLS
+    outbound_id = add_outbound(svc)
+    assert send_outbound(svc, outbound_id) == SendResult.RETRY  # never a silent fall back to plain text
+    assert smtp_sink.to("ana@example.com") == []
+    assert load(svc, outbound_id).status is OutboundStatus.PENDING

@@ -7,7 +7,6 @@ checked in the table, a queued one in the broker's queue.
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import json
 import smtplib
 import ssl
@@ -24,6 +23,7 @@ from pbem.db.models import InboundMessage, InboundSource, InboundStatus
 from pbem.db.session import make_engine, make_session_factory
 from pbem.smtp.server import SmtpFront
 from tests.harness.ports import free_port
+from tests.harness.tls import self_signed_certificate
 from workers import make_celery
 from workers.queueing import PROCESS_INBOUND, queue_inbound
 
@@ -271,43 +271,6 @@ def test_451_when_postgresql_goes_away(tmp_path: Path, start_front, redis_url: s
         client.rcpt(f"new@{DOMAIN}")
         code, reply = client.data(message("<down@x>"))
     assert (code, reply[:5]) == (451, b"4.3.0")
-
-
-def self_signed_certificate(directory: Path, hostname: str) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName(hostname), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
 
 
 def test_starttls_is_offered_with_a_certificate(
