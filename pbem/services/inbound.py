@@ -245,7 +245,11 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
     ).all()
     for game in games:
         creator = game.creator
-        if creator is None or creator.id == player.id:
+        if creator is None:  # made on the command line: its operator reads the log
+            log.warning("game %s: mail to %s bounced (%s); the game has no creator to tell",
+                        game.id, player.address, diagnostic[:300] or "no diagnostic")
+            continue
+        if creator.id == player.id:
             continue
         detail = mc.BounceNotice(game_id=game.id, player_name=player.display_name or player.address,
                                  player_address=player.address, diagnostic=diagnostic[:300])

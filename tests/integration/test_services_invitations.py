@@ -10,8 +10,10 @@ from sqlalchemy import select
 from pbem.config import Settings
 from pbem.db.models import Game, GameStatus, InboundMessage, OutboundMessage, Player, SeatStatus
 from pbem.db.session import transaction
+from pbem.engine import Rules
 from pbem.services.app import Services
 from pbem.services.clock import ManualClock
+from pbem.services.games import SeatSpec, create_game, start_game
 from tests.harness.players import Received
 from tests.integration.test_services_game import deliver, inbound_outcome
 
@@ -136,6 +138,46 @@ def test_a_bounce_is_recorded_and_the_creator_told_never_answered(svc: Services)
         bob = session.scalars(select(Player).where(Player.address == "bob@b.test")).one()
         assert bob.bounce_count == 1
         assert session.scalars(select(InboundMessage)).all()[-1].status == "ignored"
+
+
+def dsn_for(address: str, tag: str) -> bytes:
+    return (
+        "From: MAILER-DAEMON@mx.b.test\r\nTo: bounces@hearts.test\r\nSubject: Undelivered Mail Returned to Sender\r\n"
+        f"Message-ID: <dsn-{tag}@mx.b.test>\r\n"
+        "MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=XX\r\n\r\n"
+        "--XX\r\nContent-Type: text/plain\r\n\r\nThe mail could not be delivered.\r\n"
+        "--XX\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.b.test\r\n\r\n"
+        f"Final-Recipient: rfc822; {address}\r\nAction: failed\r\nStatus: 5.2.2\r\n"
+        "Diagnostic-Code: smtp; 552 5.2.2 mailbox full\r\n--XX--\r\n"
+    ).encode()
+
+
+def test_a_bounce_in_a_game_under_way_tells_its_creator(svc: Services) -> None:
+    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
+                    "alice@a.test", f"new@{DOMAIN}")
+    raw, to = reply_to(first[0], "alice@a.test", "yes")
+    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    raw, to = reply_to(bob, "bob@b.test", "yes")
+    assert any(m.kind == "game_started" for m in deliver(svc, raw, "bob@b.test", to))
+    answers = deliver(svc, dsn_for("bob@b.test", "1"), "", f"bounces@{DOMAIN}")
+    assert [(m.kind, m.recipient) for m in answers] == [("bounce_notice", "alice@a.test")]
+    assert "mailbox full" in Received.parse(answers[0].raw).text
+    # The same address bouncing again that day is counted, not told twice.
+    assert deliver(svc, dsn_for("bob@b.test", "2"), "", f"bounces@{DOMAIN}") == []
+    with transaction(svc.session_factory) as session:
+        assert session.scalars(select(Player).where(Player.address == "bob@b.test")).one().bounce_count == 2
+
+
+def test_a_bounce_in_a_game_made_on_the_command_line_is_logged(svc: Services, caplog: pytest.LogCaptureFixture) -> None:
+    rules = Rules.make("standard")
+    seats = [SeatSpec(address="dan@d.test"), SeatSpec(bot="random"), SeatSpec(bot="random"), SeatSpec(bot="random")]
+    with transaction(svc.session_factory) as session:
+        game = create_game(session, svc, rules=rules, seats=seats, seed="bounce")
+        start_game(session, svc, game)
+        game_id = game.id
+    with caplog.at_level("WARNING", logger="pbem.worker"):
+        assert deliver(svc, dsn_for("dan@d.test", "3"), "", f"bounces@{DOMAIN}") == []  # nobody to mail
+    assert f"game {game_id}: mail to dan@d.test bounced (smtp; 552 5.2.2 mailbox full)" in caplog.text
 
 
 @pytest.mark.parametrize("answer", ["no, thanks - busy week", "Sorry, I can't", "nope", "Não posso, desculpa",
