@@ -284,3 +284,17 @@ def test_preload_compiles_everything() -> None:
     renderer = MailRenderer(TEMPLATES)
     renderer.preload()
     assert len(renderer._environments) == 2 * len(LANGUAGES)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_finished_games_mails_no_longer_ask_for_a_move(renderer, language) -> None:
+    over = sample_contexts(language)["game_summary"][0]
+    playing = sample_contexts(language)["your_turn"][0]
+    assert over.game.phase == "over" and playing.game.phase != "over"
+    finished, ongoing = renderer.render(over), renderer.render(playing)
+    footer = {"en": ("This game is over", "Reply to it to play"), "pt": ("Este jogo terminou", "Responda-lhe para jogar"),
+              "ro": ("Jocul s-a încheiat", "Răspundeți la el pentru a juca")}[language]
+    for part in (finished.text, finished.html):
+        assert footer[0] in part and footer[1] not in part
+    for part in (ongoing.text, ongoing.html):
+        assert footer[1] in part and footer[0] not in part
