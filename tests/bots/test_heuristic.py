@@ -127,6 +127,17 @@ def test_does_not_feed_hearts_to_a_would_be_shooter() -> None:
     assert play_of(state) == "AC"
 
 
+def moon_for_seat_0(rules: Rules, totals: list[int]):
+    """The moon choice of a hand in which seat 0 took every card but AS KS JS TS (JD included)."""
+    state = position(rules, {0: "AS"}, taken={0: " ".join(
+        c for c in (r + s for s in "CDHS" for r in "23456789TJQKA") if c not in ("AS", "KS", "JS", "TS"))},
+        trick="", leader=0, totals=totals)
+    for _ in range(4):  # finish the hand: seat 0 leads AS and takes the last trick
+        state = state.play(state.legal_cards()[0])
+    assert state.phase == "moon" and state.shooter[0] == 0
+    return state
+
+
 @pytest.mark.parametrize("totals,expected", [
     ([0, 80, 85, 90], "old"),  # old scores end the game and the shooter wins it
     ([95, 60, 70, 80], "new"),  # old scores would end the game with seat 1 winning
@@ -134,26 +145,8 @@ def test_does_not_feed_hearts_to_a_would_be_shooter() -> None:
     ([10, 20, 30, 40], "old"),  # the game goes on; the shooter leads, so it brings the end nearer
 ])
 def test_moon_choice(totals: list[int], expected: str) -> None:
-    rules = Rules.make("classic")
-    state = position(rules, {0: "AS"}, taken={0: " ".join(
-        c for c in (r + s for s in "CDHS" for r in "23456789TJQKA") if c not in ("AS", "KS", "JS", "TS"))},
-        trick="", leader=0, totals=totals)
-    # Finish the hand: seat 0 leads AS and takes the last trick.
-    for _ in range(4):
-        state = state.play(state.legal_cards()[0])
-    assert state.phase == "moon" and state.shooter[0] == 0
+    state = moon_for_seat_0(Rules.make("classic"), totals)
     assert get_bot("heuristic").choose_moon(bot_view(state, 0)) == expected
-
-
-def moon_for_seat_0(rules: Rules, totals: list[int]):
-    """The moon choice of a hand in which seat 0 took every card but AS KS JS TS (JD included)."""
-    state = position(rules, {0: "AS"}, taken={0: " ".join(
-        c for c in (r + s for s in "CDHS" for r in "23456789TJQKA") if c not in ("AS", "KS", "JS", "TS"))},
-        trick="", leader=0, totals=totals)
-    for _ in range(4):
-        state = state.play(state.legal_cards()[0])
-    assert state.phase == "moon" and state.shooter[0] == 0
-    return state
 
 
 @pytest.mark.parametrize("bot", ["heuristic", "strong"])

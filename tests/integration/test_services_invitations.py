@@ -45,6 +45,14 @@ def reply_to(out: OutboundMessage, sender: str, body: str) -> tuple[bytes, str]:
     return mail(sender, received.reply_to, body, "Re: " + received.subject), received.reply_to
 
 
+def bob_invited(svc: Services) -> OutboundMessage:
+    """Alice (new here) asks for a game with bob and two bots and confirms it: bob's invitation."""
+    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
+                    "alice@a.test", f"new@{DOMAIN}")
+    raw, to = reply_to(first[0], "alice@a.test", "yes")
+    return next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+
+
 def test_new_game_by_mail_confirms_the_sender_first_then_invites_and_starts(svc: Services) -> None:
     body = "new game\nplayers: bob@b.test, carol@c.test\nbots: 1\nrules: omnibus\ntarget: 50\n"
     first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", body), "alice@a.test", f"new@{DOMAIN}")
@@ -82,10 +90,7 @@ def test_invitation_reply_from_another_address_is_refused(svc: Services) -> None
 
 def test_invitations_are_rate_limited_per_sender(svc: Services) -> None:
     # Alice becomes a verified player with a first game (one invitee), then asks for too many.
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    deliver(svc, raw, "alice@a.test", to)
+    bob_invited(svc)
     many = "new game\nplayers: c1@x.test, c2@x.test, c3@x.test\n"
     answers = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", many, extra="Message-ID: <m2@a.test>\r\n"),
                       "alice@a.test", f"new@{DOMAIN}")
@@ -104,10 +109,7 @@ def test_unknown_sender_to_other_addresses_is_never_answered(svc: Services) -> N
 
 
 def test_error_replies_are_capped_per_day(svc: Services) -> None:
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    deliver(svc, raw, "alice@a.test", to)  # alice is verified; bob is invited
+    bob_invited(svc)  # alice is verified; bob is invited
     sent = []
     for k in range(4):
         sent.append(deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "gibberish words here",
@@ -119,10 +121,7 @@ def test_error_replies_are_capped_per_day(svc: Services) -> None:
 
 
 def test_a_bounce_is_recorded_and_the_creator_told_never_answered(svc: Services) -> None:
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    deliver(svc, raw, "alice@a.test", to)
+    bob_invited(svc)
     dsn = (
         "From: MAILER-DAEMON@mx.b.test\r\nTo: bounces@hearts.test\r\nSubject: Undelivered Mail Returned to Sender\r\n"
         "MIME-Version: 1.0\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=XX\r\n\r\n"
@@ -153,10 +152,7 @@ def dsn_for(address: str, tag: str) -> bytes:
 
 
 def test_a_bounce_in_a_game_under_way_tells_its_creator(svc: Services) -> None:
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    bob = bob_invited(svc)
     raw, to = reply_to(bob, "bob@b.test", "yes")
     assert any(m.kind == "game_started" for m in deliver(svc, raw, "bob@b.test", to))
     answers = deliver(svc, dsn_for("bob@b.test", "1"), "", f"bounces@{DOMAIN}")
@@ -183,20 +179,14 @@ def test_a_bounce_in_a_game_made_on_the_command_line_is_logged(svc: Services, ca
 @pytest.mark.parametrize("answer", ["no, thanks - busy week", "Sorry, I can't", "nope", "Não posso, desculpa",
                                     "Nu pot, îmi pare rău"])
 def test_a_no_in_a_sentence_declines_the_invitation(svc: Services, answer: str) -> None:
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    bob = bob_invited(svc)
     raw, to = reply_to(bob, "bob@b.test", answer)
     deliver(svc, raw, "bob@b.test", to)
     assert inbound_outcome(svc)["code"] == "INVITATION_DECLINED"
 
 
 def test_an_unclear_answer_to_an_invitation_is_asked_again_not_guessed(svc: Services) -> None:
-    first = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nplayers: bob@b.test\nbots: 2\n"),
-                    "alice@a.test", f"new@{DOMAIN}")
-    raw, to = reply_to(first[0], "alice@a.test", "yes")
-    bob = next(m for m in deliver(svc, raw, "alice@a.test", to) if m.recipient == "bob@b.test")
+    bob = bob_invited(svc)
     raw, to = reply_to(bob, "bob@b.test", "hmm, let me think about it")
     answers = deliver(svc, raw, "bob@b.test", to)
     assert inbound_outcome(svc)["code"] == "INVITATION_UNCLEAR"
