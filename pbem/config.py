@@ -74,6 +74,13 @@ def parse_size(text: str) -> int:
     return number * factor
 
 
+def positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def one_of(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip().lower()
@@ -223,6 +230,16 @@ class Settings:
     # Language of mails to players who have not chosen one.
     default_language: str = setting(
         "PBEM_DEFAULT_LANGUAGE", "en", doc="language of mails for players who chose none"
+    )
+
+    # The periodic work Celery beat queues (workers.app).
+    tick_seconds: float = setting(
+        "PBEM_TICK_SECONDS", 60.0, positive_seconds,
+        doc="how often beat queues the tick: deadlines, reminders, vacations, digests",
+    )
+    sweep_seconds: float = setting(
+        "PBEM_SWEEP_SECONDS", 30.0, positive_seconds,
+        doc="how often beat queues the sweep that re-queues mail left pending",
     )
 
     # Tests only: a file holding seconds added to the real time, read by every process's clock.

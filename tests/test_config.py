@@ -98,3 +98,16 @@ def test_every_field_is_documented_and_settings_are_frozen(tmp_path: Path) -> No
     settings = Settings.from_env({"PBEM_DATA_DIR": str(tmp_path), "PBEM_SECRET_KEY": "x"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.mail_domain = "elsewhere"  # type: ignore[misc]
+
+
+def test_the_readme_lists_every_setting() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    missing = [name for name, _, _ in Settings.describe() if f"`{name}`" not in readme]
+    assert missing == [], f"README's configuration table lacks {missing}"
+
+
+def test_positive_intervals_only(tmp_path: Path) -> None:
+    env = {"PBEM_DATA_DIR": str(tmp_path), "PBEM_SECRET_KEY": "x"}
+    assert Settings.from_env(env | {"PBEM_TICK_SECONDS": "2.5"}).tick_seconds == 2.5
+    with pytest.raises(ConfigError, match="PBEM_SWEEP_SECONDS"):
+        Settings.from_env(env | {"PBEM_SWEEP_SECONDS": "0"})

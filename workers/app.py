@@ -55,20 +55,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REDIS_VISIBILITY_TIMEOUT_S",
-    "SWEEP_INTERVAL_S",
     "TICK",
-    "TICK_INTERVAL_S",
     "PbemCelery",
     "embedded_broker_file",
     "make_celery",
 ]
 
 REDIS_VISIBILITY_TIMEOUT_S = 3600
-SWEEP_INTERVAL_S = 30.0
-"""How often beat queues ``pbem.sweep``."""
 TICK = "pbem.tick"
-TICK_INTERVAL_S = 60.0
-"""How often beat queues ``pbem.tick`` (deadlines, reminders, vacations, digests; issue 4)."""
+"""Queued by beat every ``PBEM_TICK_SECONDS`` (deadlines, reminders, vacations, digests; issue 4);
+``pbem.sweep`` every ``PBEM_SWEEP_SECONDS``."""
 SQLA_BUSY_TIMEOUT_S = 30
 
 
@@ -127,14 +123,14 @@ def make_celery(settings: Settings) -> PbemCelery:
         beat_schedule={
             "pbem-sweep": {
                 "task": SWEEP,
-                "schedule": SWEEP_INTERVAL_S,
+                "schedule": settings.sweep_seconds,
                 # A sweep that waited longer than the interval is superseded by the next.
-                "options": {"expires": SWEEP_INTERVAL_S},
+                "options": {"expires": settings.sweep_seconds},
             },
             "pbem-tick": {
                 "task": TICK,
-                "schedule": TICK_INTERVAL_S,
-                "options": {"expires": TICK_INTERVAL_S},
+                "schedule": settings.tick_seconds,
+                "options": {"expires": settings.tick_seconds},
             },
         },
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),

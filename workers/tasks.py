@@ -125,7 +125,7 @@ def sweep(self: Task) -> dict[str, int]:
 def tick(self: Task) -> dict[str, int]:
     """Time-driven work (issue 4): reminders, deadline policies, vacations that end and the
     daily digests (``pbem.services.deadlines.tick``, one transaction per game), then ONE
-    ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``TICK_INTERVAL_S``;
+    ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``PBEM_TICK_SECONDS``;
     running it twice does each step once (the seats record what was done)."""
     from pbem.services.deadlines import tick as run_tick
 

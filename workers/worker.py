@@ -22,6 +22,9 @@ from pbem.config import Settings
 from workers.app import embedded_broker_file, make_celery
 
 settings = Settings.from_env(os.environ)
+# Beat keeps its schedule file in the data directory (``beat_schedule_filename``) and cannot start
+# without it; the embedded broker's SQLite file may live elsewhere.
+settings.data_dir.mkdir(parents=True, exist_ok=True)
 _broker_file = embedded_broker_file(settings)
 if _broker_file is not None:
     _broker_file.parent.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,8 @@ class Pipeline:
     tmp_path: Path
     concurrency: int = 2
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: Run Celery beat inside the worker (``--beat``), as ``pbem serve`` does.
+    beat: bool = False
 
     def __post_init__(self) -> None:
         self.smtp_port = free_port()
@@ -63,7 +65,7 @@ class Pipeline:
             "PBEM_RELAY_PORT": str(self.sink.port),
             **self.extra_env,
         }
-        self.worker = CeleryWorker(self.env, concurrency=self.concurrency, log_dir=self.tmp_path)
+        self.worker = CeleryWorker(self.env, concurrency=self.concurrency, beat=self.beat, log_dir=self.tmp_path)
         self.smtp: subprocess.Popen[bytes] | None = None
         engine = make_engine(self.database_url)
         self.session_factory = make_session_factory(engine)
