@@ -164,8 +164,10 @@ def creator_seat(game: Game, seats: list[Seat]) -> Seat | None:
 def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,
                                seat: Seat, now: datetime) -> list[OutboundMessage]:
     mine = creator_seat(game, seats)
-    if mine is None or mine.seat == seat.seat:
-        return []  # no playing creator to ask: the computer player goes on, the operator may replace
+    if mine is None or mine.seat == seat.seat:  # no playing creator to ask: the operator is told
+        log.warning("game %s: seat %s wants a substitute and no playing creator can name one; a computer "
+                    "player holds it until `pbem game replace %s %s ADDRESS`", game.id, seat.seat, game.id, seat.seat)
+        return []
     return tell(session, svc, game, seats, state, mine, mc.SubstituteWanted(seat=seat.seat), now)
 
 

@@ -402,6 +402,22 @@ def test_pause_policy_pauses_and_the_absent_player_resumes_by_moving(svc: Servic
     assert waiting and all(s.waiting_since == clock(svc).now() for s in waiting)
 
 
+@pytest.mark.parametrize("creator", [None, 3])
+def test_substitute_wanted_with_no_playing_creator_to_ask_is_logged_for_the_operator(
+        svc: Services, creator: int | None, caplog: pytest.LogCaptureFixture) -> None:
+    # A game made on the command line has no creator; here seat 3 is also the creator who is absent.
+    table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0, absence_policy="substitute"),
+                  creator=creator)
+    pass_all(table, [0, 1, 2])
+    clock(svc).advance(hours=24)
+    with caplog.at_level("WARNING", logger="pbem.worker"):
+        acted = table.tick()
+    assert [(m.kind, m.recipient) for m in acted][:1] == [("stand_in", address(3))]
+    assert not [m for m in acted if m.kind == "substitute_wanted"]
+    assert table.seat(3).stand_in == "substitute_wanted"  # a computer player holds the seat meanwhile
+    assert f"`pbem game replace {table.game_id} 3 ADDRESS`" in caplog.text
+
+
 def test_substitute_policy_asks_the_creator_and_the_substitute_inherits_the_seat(svc: Services) -> None:
     table = start(svc, Timing(deadline_hours=24, reminder_hours=0, grace_hours=0, absence_policy="substitute"))
     pass_all(table, [0, 1, 2])
