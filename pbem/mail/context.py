@@ -617,12 +617,15 @@ class DeadlineExtended:
 
 @dataclass(frozen=True, slots=True)
 class VacationNoted:
-    """To the player: away until ``until`` (or back, ``ended``); ``days_left`` this year."""
+    """To the player: away until ``until`` (or back, ``ended``); ``days_left`` this year. A vacation
+    planned ahead begins at ``starts``; ``cancelled``: the one planned from ``starts`` is off."""
 
     KIND: ClassVar[str] = "vacation"
     until: datetime | None
     days_left: int
     ended: bool = False
+    starts: datetime | None = None
+    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ so a test can render them all in every language.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from .chart import PALETTE, hex_colour, score_chart_png
 from .context import (
@@ -401,6 +401,8 @@ def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
         "vacation": [
             ctx(VacationNoted(back, 12)),
             ctx(VacationNoted(None, 1, ended=True), None),
+            ctx(VacationNoted(back + timedelta(days=10), 20, starts=back), None),  # planned ahead
+            ctx(VacationNoted(None, 30, starts=back, cancelled=True), None),
         ],
         "player_away": [
             ctx(PlayerAway(2, back, bot=True), waiting),

@@ -26,11 +26,14 @@ in the player's time zone; a bare date means "away through that day" (back at th
 the player's zone). In every game of the player, by the game's policy, a computer player plays for
 them (``bot``: ``stand_in = "vacation"``) or their deadlines are counted from the end of the
 vacation (``pause`` and ``substitute``: an announced absence is not an abandoned seat). The other
-players are told, and told again when the player is back. A vacation starts when it is announced;
-each player has :data:`VACATION_DAYS_PER_YEAR` days per calendar year (UTC), counted in started
-days of absence; asking for more is refused with a mail that says how many are left. A vacation
-ends at its date (the tick), by ``vacation off``, or when the player writes to a seat a computer
-player holds for them (coming back early); days not used return to the allowance.
+players are told, and told again when the player is back. A vacation starts when it is announced,
+or, planned ahead (``vacation from 20 December until 3 January``), on its first day: the tick
+begins it (:func:`begin_due_vacations`) and only then are the tables told; ``vacation off`` before
+then cancels it, and a new plan replaces the old one. Each player has
+:data:`VACATION_DAYS_PER_YEAR` days per calendar year (UTC), counted in started days of absence;
+asking for more is refused with a mail that says how many are left. A vacation ends at its date
+(the tick), by ``vacation off``, or when the player writes to a seat a computer player holds for
+them (coming back early); days not used return to the allowance.
 
 **Time zone** (``timezone Europe/Lisbon``): the zone the player's mails show times in (deadlines,
 "waiting since") and in which their vacation dates are read; an IANA name, in any case, spaces
@@ -249,6 +252,16 @@ _LEADING = frozenset({"until", "till", "to", "ate", "pana", "pina", "la", "pe", 
 
 def parse_vacation_end(text: str, now: datetime, timezone: str) -> datetime | None:
     """When a vacation written as ``text`` ends (aware UTC), or None when it cannot be read."""
+    return _parse_vacation_date(text, now, timezone, end=True)
+
+
+def parse_vacation_start(text: str, now: datetime, timezone: str) -> datetime | None:
+    """When a vacation planned ahead begins (aware UTC): a bare date means from that day's midnight
+    in the player's zone. None when ``text`` cannot be read."""
+    return _parse_vacation_date(text, now, timezone, end=False)
+
+
+def _parse_vacation_date(text: str, now: datetime, timezone: str, *, end: bool) -> datetime | None:
     from dateparser.date import DateDataParser
 
     words = text.split()
@@ -271,8 +284,10 @@ def parse_vacation_end(text: str, now: datetime, timezone: str) -> datetime | No
     if when is None:
         return None
     if data.period in ("day", "month", "year") and when.astimezone(zone).time() == time(0):
-        # A date without a time: away through that day, back at the next midnight of their zone.
-        when = datetime.combine(when.astimezone(zone).date() + timedelta(days=1), time(0), tzinfo=zone)
+        # A date without a time: an end means away through that day, back at the next midnight of
+        # their zone; a start, away from that day's midnight.
+        when = datetime.combine(when.astimezone(zone).date() + timedelta(days=1 if end else 0), time(0),
+                                tzinfo=zone)
     return when.astimezone(UTC)
 
 
@@ -341,6 +356,12 @@ def start_vacation(session: Session, svc: Services, player: Player, until: datet
         session.add(Absence(player_id=player.id, starts_at=now, ends_at=until, created_at=now))
     else:
         current.ends_at = until
+    return _go_away(session, svc, player, until, now, inbound_id)
+
+
+def _go_away(session: Session, svc: Services, player: Player, until: datetime, now: datetime,
+             inbound_id: int | None) -> list[OutboundMessage]:
+    """The vacation begins: in each game, a computer player or waiting deadlines; the tables told."""
     player.vacation_until = until
     mails: list[OutboundMessage] = []
     for game, seat in player_games(session, player):
@@ -358,6 +379,60 @@ def start_vacation(session: Session, svc: Services, player: Player, until: datet
             mails += settle(session, svc, begin_turn(game, seats, state, now, inbound_id))
     session.flush()
     return mails
+
+
+def upcoming_absences(session: Session, player: Player, now: datetime) -> list[Absence]:
+    """The vacations the player planned ahead that have not begun, soonest first."""
+    return list(session.scalars(select(Absence).where(Absence.player_id == player.id, Absence.starts_at > now)
+                                .order_by(Absence.starts_at)))
+
+
+def plan_vacation(session: Session, player: Player, starts: datetime, until: datetime, now: datetime) -> None:
+    """A vacation from ``starts`` (later than ``now``) to ``until``, begun by the tick when its day
+    comes (:func:`begin_due_vacations`); it replaces one planned before. Raises
+    :class:`VacationRefused` for dates that do not fit (the end before the start, longer or further
+    ahead than :data:`LONGEST_VACATION`, overlapping the vacation the player is on) or beyond the
+    allowance, counted as if it had begun."""
+    current = open_absence(session, player, now)
+    if (until <= starts or until - starts > LONGEST_VACATION or starts > now + LONGEST_VACATION
+            or (current is not None and starts < current.ends_at)):
+        raise VacationRefused("VACATION_DATE")
+    replaced = upcoming_absences(session, player, now)
+    used = used_days(session, player)
+    for absence in replaced:
+        used.subtract(days_by_year(absence.starts_at, absence.ends_at))
+    for year, days in sorted(days_by_year(starts, until).items()):
+        if used[year] + days > VACATION_DAYS_PER_YEAR:
+            raise VacationRefused("VACATION_ALLOWANCE", allowance=VACATION_DAYS_PER_YEAR, asked=days,
+                                  left=max(VACATION_DAYS_PER_YEAR - used[year], 0), year=year)
+    for absence in replaced:
+        session.delete(absence)
+    session.add(Absence(player_id=player.id, starts_at=starts, ends_at=until, created_at=now))
+    session.flush()
+
+
+def begin_due_vacations(svc: Services, now: datetime) -> list[int]:
+    """The tick's part: begin every vacation planned ahead whose start has come (each player in its
+    own transaction); the tables are told then."""
+    with transaction(svc.session_factory) as session:
+        due = list(session.scalars(
+            select(Absence.player_id).join(Player, Player.id == Absence.player_id).where(
+                Absence.starts_at <= now, Absence.ends_at > now, Player.vacation_until.is_(None))
+            .distinct().order_by(Absence.player_id)))
+    ids: list[int] = []
+    for player_id in due:
+        try:
+            with transaction(svc.session_factory) as session:
+                player = session.get(Player, player_id, with_for_update=True, populate_existing=True)
+                absence = open_absence(session, player, now) if player is not None else None
+                if player is None or player.vacation_until is not None or absence is None:
+                    continue
+                mails = _go_away(session, svc, player, absence.ends_at, now, None)
+                session.flush()
+                ids += [m.id for m in mails]
+        except (StaleDataError, OperationalError) as error:
+            log.info("tick: vacation of player %s left for the next tick (%s)", player_id, type(error).__name__)
+    return ids
 
 
 def days_left(session: Session, player: Player, now: datetime) -> int:
@@ -422,12 +497,31 @@ def vacation_command(request: SeatRequest) -> Outcome:
     text = request.command.until.strip()
     if " ".join(re.findall(r"[a-z]+", fold(text))) in OFF_WORDS:
         if player.vacation_until is None:
-            return request.reject("NOT_ON_VACATION")
+            planned = upcoming_absences(session, player, now)
+            if not planned:
+                return request.reject("NOT_ON_VACATION")
+            for absence in planned:  # "vacation off" before a planned vacation began: it is cancelled
+                session.delete(absence)
+            session.flush()
+            return request.answer(mc.VacationNoted(until=None, days_left=days_left(session, player, now),
+                                                   starts=planned[0].starts_at, cancelled=True),
+                                  "VACATION_CANCELLED")
         mails = end_vacation(session, svc, player, now, early=True, inbound_id=request.row.id, confirm_in=request)
         return Outcome(InboundStatus.DONE, "VACATION_ENDED", request.base, mails)
-    until = parse_vacation_end(text, now, player.timezone or "UTC") if text else None
+    zone = player.timezone or "UTC"
+    starts = parse_vacation_start(request.command.starts, now, zone) if request.command.starts else None
+    if request.command.starts and starts is None:
+        return request.reject("VACATION_DATE", text=request.command.starts)
+    until = parse_vacation_end(text, max(starts or now, now), zone) if text else None
     if until is None:
         return request.reject("VACATION_DATE", text=text)
+    if starts is not None and starts > now:
+        try:
+            plan_vacation(session, player, starts, until, now)
+        except VacationRefused as refused:
+            return request.reject(refused.code, text=f"{request.command.starts} – {text}", **refused.details)
+        return request.answer(mc.VacationNoted(until=until, days_left=days_left(session, player, now), starts=starts),
+                              "VACATION_PLANNED", starts=starts.isoformat(), until=until.isoformat())
     try:
         mails = start_vacation(session, svc, player, until, now, inbound_id=request.row.id)
     except VacationRefused as refused:

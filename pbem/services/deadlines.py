@@ -286,10 +286,11 @@ def restart_waiting(game: Game, seats: list[Seat], state: GameState, now: dateti
 
 def tick(svc: Services) -> list[int]:
     """Everything time-driven that is due now; returns the ids of the (committed) outbox rows."""
-    from .absence import end_due_vacations
+    from .absence import begin_due_vacations, end_due_vacations
 
     now = svc.clock.now()
     ids = end_due_vacations(svc, now)
+    ids += begin_due_vacations(svc, now)  # after the ends: one may begin as another ends
     for game_id in _games_with_deadlines(svc, now):
         try:
             with transaction(svc.session_factory) as session:

@@ -187,3 +187,66 @@ def test_a_player_sets_their_time_zone_and_mails_follow_it(svc: Services) -> Non
     with transaction(svc.session_factory) as session:
         player = session.scalars(select(Player).where(Player.address == address(1))).one()
         assert player.vacation_until == datetime(2026, 1, 4, 3, 0, tzinfo=UTC)
+
+
+def test_a_vacation_planned_ahead_begins_on_its_first_day_and_ends_on_its_last(svc: Services) -> None:
+    clock(svc).current = NOW  # 30 November, noon
+    bot, pause = two_tables(svc)
+    mails = bot.reply(bot.latest(1, "your_turn"), "vacation from 10 December until 20 December")
+    assert last_outcome(svc)["code"] == "VACATION_PLANNED"
+    assert last_outcome(svc)["starts"] == datetime(2026, 12, 10, tzinfo=UTC).isoformat()
+    assert last_outcome(svc)["until"] == datetime(2026, 12, 21, tzinfo=UTC).isoformat()
+    # Only the player hears of it now; the tables are told when it begins.
+    assert [(m.kind, m.recipient) for m in mails] == [("vacation", address(1))]
+    confirm = text_of(mails[0])
+    assert "You will be away from" in confirm and "You have 19 days of vacation left this year." in confirm
+    assert bot.seat(1).stand_in is None and pause.seat(1).deadline_at == NOW + timedelta(hours=LONG)
+    clock(svc).current = datetime(2026, 12, 9, 23, 59, tzinfo=UTC)
+    assert bot.tick() == []  # not yet
+    clock(svc).current = datetime(2026, 12, 10, 0, 1, tzinfo=UTC)
+    began = bot.tick()
+    pause.add(began)
+    kinds = Counter((m.kind, m.recipient, m.game_id) for m in began)
+    assert kinds == {("player_away", address(k), t.game_id): 1 for k in (0, 2, 3) for t in (bot, pause)}
+    assert "Player 1 is away until" in text_of(next(m for m in began if m.game_id == bot.game_id))
+    assert bot.seat(1).stand_in == "vacation"
+    assert [k for k, cards in enumerate(bot.game().snapshot["passes"]) if cards is not None] == [1]
+    assert pause.seat(1).deadline_at == datetime(2026, 12, 21, tzinfo=UTC) + timedelta(hours=LONG)
+    assert bot.tick() == []  # once
+    clock(svc).current = datetime(2026, 12, 21, 0, 1, tzinfo=UTC)
+    ended = bot.tick()
+    assert [m.kind for m in ended if m.recipient == address(1)] == ["vacation"]
+    assert bot.seat(1).stand_in is None
+
+
+def test_a_planned_vacation_can_be_cancelled_replaced_and_must_fit(svc: Services) -> None:
+    clock(svc).current = NOW
+    table = start(svc, Timing(deadline_hours=LONG))
+    ask = lambda text: table.reply(table.latest(2), text)  # noqa: E731
+    ask("férias de 10 de dezembro até 20 de dezembro")
+    assert last_outcome(svc)["code"] == "VACATION_PLANNED"
+    ask("concediu de la 12 decembrie până la 14 decembrie")  # a new plan replaces the old one
+    assert last_outcome(svc)["code"] == "VACATION_PLANNED"
+    assert "You have 27 days of vacation left this year." in text_of(table.latest(2, "vacation"))
+    with transaction(svc.session_factory) as session:
+        assert [(a.starts_at.day, a.ends_at.day) for a in session.scalars(select(Absence))] == [(12, 15)]
+    ask("vacation off")  # before it began: cancelled
+    assert last_outcome(svc)["code"] == "VACATION_CANCELLED"
+    cancelled = text_of(table.latest(2, "vacation"))
+    assert "is cancelled" in cancelled and "You have 30 days of vacation left this year." in cancelled
+    with transaction(svc.session_factory) as session:
+        assert session.scalars(select(Absence)).all() == []
+    clock(svc).current = datetime(2026, 12, 12, 1, tzinfo=UTC)
+    assert [m for m in table.tick() if m.kind == "player_away"] == []
+    # Planned ahead, it must fit: the allowance counts it, and it may not overlap the vacation the
+    # player is on. A start already come is a vacation from now.
+    ask("vacation from 20 December until 31 January")
+    assert last_outcome(svc)["code"] == "VACATION_ALLOWANCE"
+    ask("vacation from someday until 20 December")
+    assert last_outcome(svc)["code"] == "VACATION_DATE"
+    ask("vacation from today until 14 December")
+    assert last_outcome(svc)["code"] == "VACATION_SET"
+    ask("vacation from 13 December until 16 December")
+    assert last_outcome(svc)["code"] == "VACATION_DATE"
+    ask("vacation from 16 December until 18 December")
+    assert last_outcome(svc)["code"] == "VACATION_PLANNED"

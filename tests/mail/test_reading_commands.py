@@ -170,6 +170,12 @@ def test_later_commands() -> None:
     assert parse_command("vacation until 2024-07-01") == Vacation("2024-07-01")
     assert parse_command("férias até 10 de julho") == Vacation("10 de julho")
     assert parse_command("concediu până la 1 iulie") == Vacation("1 iulie")
+    # planned ahead: from a date until another
+    assert parse_command("vacation from 20 December until 3 January") == Vacation("3 January", "20 December")
+    assert parse_command("férias de 20 de dezembro até 3 de janeiro") == Vacation("3 de janeiro", "20 de dezembro")
+    assert parse_command("concediu de la 20 decembrie până la 3 ianuarie") == Vacation("3 ianuarie", "20 decembrie")
+    assert parse_command("holiday from July 1st to July 15th") == Vacation("July 15th", "July 1st")
+    assert parse_command("vacation for 2 weeks") == Vacation("for 2 weeks")  # no "from": it starts now
     assert parse_command("queue QS, AS, then 2C") == Queue(("QS", "AS", "2C"))
     assert parse_command("fila: dama de espadas, ás de copas") == Queue(("QS", "AH"))
 

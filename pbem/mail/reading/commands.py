@@ -138,9 +138,11 @@ class NewGame:
 # Commands of long games (issue 4). They are recognised here; what they do is the services'.
 @dataclass(frozen=True, slots=True)
 class Vacation:
-    """``vacation until <date>``: ``until`` is the text as written, for the service to read."""
+    """``vacation until <date>``, or ``vacation from <date> until <date>`` (planned ahead): the
+    dates as written, for the service to read; ``starts`` is empty for a vacation from now."""
 
     until: str
+    starts: str = ""
     name: ClassVar[str] = "vacation"
 
 
@@ -409,6 +411,13 @@ OPTION_ALIASES: Final = {
 _WORD: Final = re.compile(r"[^\W_]+|\?")
 _ADDRESS: Final = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
 _OPTION_LINE: Final = re.compile(r"^\s*([^\W\d][\w -]{0,24}?)\s*[:=]\s*(\S.*?)\s*$")
+#: ``from <date> until <date>`` (``de 20 de dezembro até 3 de janeiro``, ``de la 20 decembrie până
+#: la 3 ianuarie``): a vacation planned ahead. The start is the shortest text before an "until" word.
+_FROM_UNTIL: Final = re.compile(
+    r"^(?:from|starting|a partir de|desde|de la|din|de)\s+(?P<starts>.+?)[\s,]+"
+    r"(?:until|till|to|through|ate|até|pana la|până la|pina la)\s+(?P<until>.+)$",
+    re.IGNORECASE,
+)
 _UNTIL: Final = re.compile(r"^(?:until|till|to|ate|até|pana (?:la|pe)|până (?:la|pe)|pina (?:la|pe))\b[\s:]*",
                            re.IGNORECASE)
 
@@ -589,6 +598,9 @@ def _argument(text: str, folded: str, phrase: tuple[str, ...]) -> str:
 def _build(line: _Line, whole_text: str) -> Command:
     command = line.command
     if command == "vacation":
+        planned = _FROM_UNTIL.match(line.argument.strip())
+        if planned:
+            return Vacation(planned.group("until").strip(), planned.group("starts").strip())
         return Vacation(_UNTIL.sub("", line.argument).strip())
     if command == "queue":
         cards = tuple(m.card for m in find_mentions(line.argument))
