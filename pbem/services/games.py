@@ -24,7 +24,7 @@ from .app import Services
 from .deadlines import update_waiting
 from .mailing import bot_name, game_context, queue_mail, recipient_for, seat_name
 from .notify import has_person, notify_turn
-from .turns import Turn, apply_move, begin_turn, end_turn, run_automation
+from .turns import STAND_IN_VACATION, Turn, apply_move, begin_turn, end_turn, run_automation
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,11 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
     state = GameState.new(Rules.from_dict(game.rules))
     game.status = GameStatus.ACTIVE
     turn = begin_turn(game, list(game.seats), state, now, inbound_id)
+    for seat_row in turn.seats:  # issue 4: joined while on vacation, as in the player's other games
+        player = seat_row.player
+        if (game.absence_policy == "bot" and player is not None and player.vacation_until is not None
+                and player.vacation_until > now):
+            seat_row.stand_in = STAND_IN_VACATION  # the vacation's end gives the seat back (absence)
     # Dealt before the "game started" mails, so they show each player's cards and the phase.
     apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
     rows = []

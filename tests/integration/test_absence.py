@@ -250,3 +250,23 @@ def test_a_planned_vacation_can_be_cancelled_replaced_and_must_fit(svc: Services
     assert last_outcome(svc)["code"] == "VACATION_DATE"
     ask("vacation from 16 December until 18 December")
     assert last_outcome(svc)["code"] == "VACATION_PLANNED"
+
+
+def test_a_game_that_starts_during_a_vacation_plays_for_the_player_until_they_are_back(svc: Services) -> None:
+    clock(svc).current = NOW
+    first = start(svc, Timing(deadline_hours=LONG), seed="first-table")
+    first.reply(first.latest(1, "your_turn"), "vacation for 1 week")
+    assert last_outcome(svc)["code"] == "VACATION_SET"
+    clock(svc).advance(days=1)
+    bot_table = start(svc, Timing(deadline_hours=LONG, absence_policy="bot"), seed="second-table")
+    pause_table = start(svc, Timing(deadline_hours=LONG, absence_policy="pause"), seed="third-table")
+    # Policy bot: a computer player holds the seat (it passed at once), no deadline runs for it.
+    assert bot_table.seat(1).stand_in == "vacation" and bot_table.seat(1).deadline_at is None
+    assert [k for k, cards in enumerate(bot_table.game().snapshot["passes"]) if cards is not None] == [1]
+    # Policy pause: the seat is the player's, and its deadline counts from the vacation's end.
+    assert pause_table.seat(1).stand_in is None
+    assert pause_table.seat(1).deadline_at == NOW + timedelta(weeks=1, hours=LONG)
+    clock(svc).current = NOW + timedelta(weeks=1, minutes=1)
+    bot_table.add(bot_table.tick())
+    assert bot_table.seat(1).stand_in is None
+    assert any(m.kind == "player_away" and m.game_id == bot_table.game_id for m in bot_table.mails)
