@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pbem.engine import MOON, OVER, GameState
+from pbem.engine import OVER, GameState
 from pbem.engine.cards import (
     CARD_NAMES,
     HEARTS,
@@ -306,32 +306,13 @@ def _moon_outcome(view: BotView, scoring: str) -> GameState:
     """The state after this seat's moon is scored ``scoring`` (``old`` or ``new``), worked out by the
     engine itself (hand scores with the bonus card, exact reset, end of game, ties) from what the
     whole table knows at the moon choice."""
-    n = view.players
-    snapshot = {
-        "rules": view.rules.to_dict(),
-        "phase": MOON,
-        "hand_no": view.hand_no,
-        "dealer": view.dealer,
-        "pass_direction": view.pass_direction,
-        "deck": [],
-        "hands": [[] for _ in range(n)],
-        "passes": [None] * n,
-        "received": [[] for _ in range(n)],
-        "trick": [],
-        "leader": view.leader,
-        "to_move": -1,
-        "tricks_played": view.tricks_played,
-        "hearts_broken": view.hearts_broken,
-        "taken": [list(cards_of(m)) for m in view.taken],
-        "points": list(view.points),
-        "tricks_won": list(view.tricks_won),
-        "last_trick": None,
-        "totals": list(view.totals),
-        "history": [],
-        "shooter": {"seat": view.seat, "kind": view.shooter_kind or "moon"},
-        "winners": [],
-    }
-    return GameState.from_dict(snapshot).choose_moon(view.seat, scoring)
+    return GameState.at_moon_choice(
+        view.rules, shooter=view.seat, kind=view.shooter_kind or "moon", hand_no=view.hand_no,
+        dealer=view.dealer, pass_direction=view.pass_direction, leader=view.leader,
+        tricks_played=view.tricks_played, hearts_broken=view.hearts_broken,
+        taken=[cards_of(m) for m in view.taken], points=view.points, tricks_won=view.tricks_won,
+        totals=view.totals,
+    ).choose_moon(view.seat, scoring)
 
 
 def choose_moon_scoring(view: BotView) -> str:

@@ -711,6 +711,25 @@ class GameState:
         }
 
     @classmethod
+    def at_moon_choice(cls, rules: Rules, *, shooter: int, kind: str, hand_no: int, dealer: int,
+                       pass_direction: str, leader: int, tricks_played: int, hearts_broken: bool,
+                       taken: Sequence[Iterable[str]], points: Sequence[int], tricks_won: Sequence[int],
+                       totals: Sequence[int]) -> "GameState":
+        """A hand whose last trick is played, waiting for ``shooter``'s moon choice, built from what
+        the whole table knows then (no hidden cards are left): ``choose_moon`` on it scores the hand
+        exactly as the game will. For bots weighing old against new."""
+        n = rules.players
+        return cls.from_dict({
+            "rules": rules.to_dict(), "phase": MOON, "hand_no": hand_no, "dealer": dealer,
+            "pass_direction": pass_direction, "deck": [], "hands": [[] for _ in range(n)],
+            "passes": [None] * n, "received": [[] for _ in range(n)], "trick": [], "leader": leader,
+            "to_move": -1, "tricks_played": tricks_played, "hearts_broken": hearts_broken,
+            "taken": [list(cards) for cards in taken], "points": list(points), "tricks_won": list(tricks_won),
+            "last_trick": None, "totals": list(totals), "history": [], "shooter": {"seat": shooter, "kind": kind},
+            "winners": [],
+        })
+
+    @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GameState":
         def mask(cards: Iterable[str]) -> int:
             m = 0

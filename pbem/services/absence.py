@@ -48,7 +48,9 @@ import math
 import re
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from sqlalchemy import func, select
@@ -339,6 +341,14 @@ class VacationRefused(ValueError):
         self.details = details
 
 
+def check_allowance(used: Counter[int], start: datetime, until: datetime) -> None:
+    """Raises ``VACATION_ALLOWANCE`` when [start, until) takes more days in a year than are left."""
+    for year, days in sorted(days_by_year(start, until).items()):
+        if used[year] + days > VACATION_DAYS_PER_YEAR:
+            raise VacationRefused("VACATION_ALLOWANCE", allowance=VACATION_DAYS_PER_YEAR, asked=days,
+                                  left=max(VACATION_DAYS_PER_YEAR - used[year], 0), year=year)
+
+
 def start_vacation(session: Session, svc: Services, player: Player, until: datetime, now: datetime, *,
                    inbound_id: int | None = None) -> list[OutboundMessage]:
     """Set (or move) the player's vacation end; raises :class:`VacationRefused` beyond the allowance.
@@ -347,11 +357,7 @@ def start_vacation(session: Session, svc: Services, player: Player, until: datet
         raise VacationRefused("VACATION_DATE")
     current = open_absence(session, player, now)
     start = current.starts_at if current is not None else now
-    used = used_days(session, player, exclude=current.id if current is not None else None)
-    for year, days in sorted(days_by_year(start, until).items()):
-        if used[year] + days > VACATION_DAYS_PER_YEAR:
-            raise VacationRefused("VACATION_ALLOWANCE", allowance=VACATION_DAYS_PER_YEAR, asked=days,
-                                  left=max(VACATION_DAYS_PER_YEAR - used[year], 0), year=year)
+    check_allowance(used_days(session, player, exclude=current.id if current is not None else None), start, until)
     if current is None:
         session.add(Absence(player_id=player.id, starts_at=now, ends_at=until, created_at=now))
     else:
@@ -401,10 +407,7 @@ def plan_vacation(session: Session, player: Player, starts: datetime, until: dat
     used = used_days(session, player)
     for absence in replaced:
         used.subtract(days_by_year(absence.starts_at, absence.ends_at))
-    for year, days in sorted(days_by_year(starts, until).items()):
-        if used[year] + days > VACATION_DAYS_PER_YEAR:
-            raise VacationRefused("VACATION_ALLOWANCE", allowance=VACATION_DAYS_PER_YEAR, asked=days,
-                                  left=max(VACATION_DAYS_PER_YEAR - used[year], 0), year=year)
+    check_allowance(used, starts, until)
     for absence in replaced:
         session.delete(absence)
     session.add(Absence(player_id=player.id, starts_at=starts, ends_at=until, created_at=now))
@@ -414,20 +417,31 @@ def plan_vacation(session: Session, player: Player, starts: datetime, until: dat
 def begin_due_vacations(svc: Services, now: datetime) -> list[int]:
     """The tick's part: begin every vacation planned ahead whose start has come (each player in its
     own transaction); the tables are told then."""
+    def begin(session: Session, player: Player) -> list[OutboundMessage]:
+        absence = open_absence(session, player, now)
+        if player.vacation_until is not None or absence is None:
+            return []
+        return _go_away(session, svc, player, absence.ends_at, now, None)
+
+    return _for_each_player(svc, select(Absence.player_id).join(Player, Player.id == Absence.player_id).where(
+        Absence.starts_at <= now, Absence.ends_at > now, Player.vacation_until.is_(None))
+        .distinct().order_by(Absence.player_id), begin)
+
+
+def _for_each_player(svc: Services, due: Any,
+                     act: Callable[[Session, Player], list[OutboundMessage]]) -> list[int]:
+    """The tick's vacations: ``act`` on each player that ``due`` selects, locked, in a transaction of
+    its own (a player busy elsewhere is left for the next tick); the ids of the mails written."""
     with transaction(svc.session_factory) as session:
-        due = list(session.scalars(
-            select(Absence.player_id).join(Player, Player.id == Absence.player_id).where(
-                Absence.starts_at <= now, Absence.ends_at > now, Player.vacation_until.is_(None))
-            .distinct().order_by(Absence.player_id)))
+        player_ids = list(session.scalars(due))
     ids: list[int] = []
-    for player_id in due:
+    for player_id in player_ids:
         try:
             with transaction(svc.session_factory) as session:
                 player = session.get(Player, player_id, with_for_update=True, populate_existing=True)
-                absence = open_absence(session, player, now) if player is not None else None
-                if player is None or player.vacation_until is not None or absence is None:
+                if player is None:
                     continue
-                mails = _go_away(session, svc, player, absence.ends_at, now, None)
+                mails = act(session, player)
                 session.flush()
                 ids += [m.id for m in mails]
         except (StaleDataError, OperationalError) as error:
@@ -472,22 +486,13 @@ def end_vacation(session: Session, svc: Services, player: Player, now: datetime,
 
 def end_due_vacations(svc: Services, now: datetime) -> list[int]:
     """The tick's part: end every vacation whose date has come (each in its own transaction)."""
-    with transaction(svc.session_factory) as session:
-        due = list(session.scalars(select(Player.id).where(Player.vacation_until.is_not(None),
-                                                           Player.vacation_until <= now).order_by(Player.id)))
-    ids: list[int] = []
-    for player_id in due:
-        try:
-            with transaction(svc.session_factory) as session:
-                player = session.get(Player, player_id, with_for_update=True, populate_existing=True)
-                if player is None or player.vacation_until is None or player.vacation_until > now:
-                    continue
-                mails = end_vacation(session, svc, player, now, early=False)
-                session.flush()
-                ids += [m.id for m in mails]
-        except (StaleDataError, OperationalError) as error:
-            log.info("tick: vacation of player %s left for the next tick (%s)", player_id, type(error).__name__)
-    return ids
+    def end(session: Session, player: Player) -> list[OutboundMessage]:
+        if player.vacation_until is None or player.vacation_until > now:
+            return []
+        return end_vacation(session, svc, player, now, early=False)
+
+    return _for_each_player(svc, select(Player.id).where(Player.vacation_until.is_not(None),
+                                                         Player.vacation_until <= now).order_by(Player.id), end)
 
 
 @seat_command(cmd.Vacation)
