@@ -247,7 +247,15 @@ def test_a_game_across_thirty_days_with_deadlines_a_vacation_a_stand_in_and_a_su
     with world.pipe.session_factory() as session:
         game = session.scalars(select(Game)).one()
         assert game.status == GameStatus.FINISHED and game.snapshot["phase"] == "over"
-        assert game.snapshot["hand_no"] == 5
+        # Five hands ("end after hands: 5"), and one more for each tie for the lowest total after it
+        # (tie=play_on, RULES.md §2 rule 9).
+        history = game.snapshot["history"]
+        assert len(history) == game.snapshot["hand_no"] >= 5
+        for after in history[4:-1]:
+            assert sorted(after["totals"]).count(min(after["totals"])) > 1, "played on without a tie"
+        final = history[-1]["totals"]
+        assert game.snapshot["winners"] == [s for s, x in enumerate(final) if x == min(final)]
+        assert len(game.snapshot["winners"]) == 1
         assert snapshot_agrees(session, game)
         assert set(session.scalars(select(InboundMessage.status))) == {InboundStatus.DONE}
         rows = list(session.scalars(select(OutboundMessage)))
