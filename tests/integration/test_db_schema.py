@@ -12,7 +12,7 @@ from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
 
 from pbem.db import migrate
-from pbem.db.models import Base, Game, GameStatus, Player, Seat, SeatStatus
+from pbem.db.models import Base, Game, GameStatus, InboundMessage, InboundSource, Player, Seat, SeatStatus
 from pbem.db.session import make_engine, make_session_factory, transaction
 
 EXPECTED_TABLES = {
@@ -59,6 +59,38 @@ def test_downgrade_to_base_and_back(empty_db_url: str) -> None:
     assert migrate.current(empty_db_url) is None
     migrate.upgrade(empty_db_url)
     assert migrate.current(empty_db_url) == migrate.head()
+
+
+@pytest.mark.postgres
+def test_large_values_are_compressed_with_lz4_on_postgresql(pg_db_url: str) -> None:
+    """Migration 0005: the mails' bytes and the snapshots use LZ4 (the server here is built with
+    it), and a stored mail is compressed with it; downgrading returns the columns to pglz."""
+    from alembic import command
+    from sqlalchemy import text
+
+    migrate.upgrade(pg_db_url)
+    engine = make_engine(pg_db_url, poolclass=pool.NullPool)
+    columns = "(('outbound_messages', 'raw'), ('inbound_messages', 'raw'), ('games', 'snapshot'))"
+    query = text(f"SELECT attrelid::regclass::text, attname, attcompression FROM pg_attribute "
+                 f"WHERE (attrelid::regclass::text, attname) IN {columns} ORDER BY 1, 2")
+    try:
+        with engine.begin() as conn:
+            assert [tuple(row) for row in conn.execute(query)] == [
+                ("games", "snapshot", "l"), ("inbound_messages", "raw", "l"), ("outbound_messages", "raw", "l"),
+            ]
+            raw = b"".join(b"Line %d of a mail that repeats itself.\r\n" % n for n in range(400))
+            conn.execute(InboundMessage.__table__.insert().values(
+                message_key="<lz4@test>", recipient="a@hearts.test", mail_from="b@example.com", raw=raw,
+                source=InboundSource.SMTP, received_at=datetime.now(UTC)))
+            method = conn.execute(text("SELECT pg_column_compression(raw) FROM inbound_messages")).scalar()
+            assert method == "lz4"
+            conn.execute(text("DELETE FROM inbound_messages"))
+        command.downgrade(migrate.alembic_config(pg_db_url), "0004")
+        with engine.connect() as conn:
+            assert {row[2] for row in conn.execute(query)} == {"p"}
+        migrate.upgrade(pg_db_url)
+    finally:
+        engine.dispose()
 
 
 def test_migrated_schema_matches_the_models(db_url: str) -> None:
