@@ -6,7 +6,8 @@
   ssl; AUTH when ``PBEM_RELAY_USER`` is set): one SMTP connection per batch of mails
   (``relay_session``: the mails of one move), one per mail through ``deliver``.
   ``KeptSmtpConnection`` (``keep_open``) keeps one connection open across batches: a
-  worker process sends the mails of move after move on it.
+  worker process sends the mails of move after move on it.  A relay that offers PIPELINING
+  (RFC 2920; Postfix does) gets each mail in two round trips instead of four.
 - ``DevMailbox`` when it is empty (``pbem serve`` on a laptop): the mail is
   written to a file, and the web front shows it.
 
@@ -41,6 +42,7 @@ row again replaces its file.  Parse a file with
 from __future__ import annotations
 
 import os
+import re
 import smtplib
 import ssl
 import tempfile
@@ -204,7 +206,12 @@ class SmtpRelaySession:
         try:
             if self._client is None:
                 self._client = relay._open()
-            refused = self._client.sendmail(relay.sender, recipients, raw)
+            client = self._client
+            client.ehlo_or_helo_if_needed()
+            if client.does_esmtp and client.has_extn("pipelining"):
+                refused = _send_pipelined(client, relay.sender, recipients, raw)
+            else:
+                refused = client.sendmail(relay.sender, recipients, raw)
         except smtplib.SMTPRecipientsRefused as error:
             self._drop()
             raise _from_refusals(error.recipients) from error
@@ -312,6 +319,49 @@ class KeptSmtpConnection:
 def keep_open(relay: Relay) -> Relay:
     """``relay`` with its connection kept open between batches when it is an ``SmtpRelay``."""
     return KeptSmtpConnection(relay) if isinstance(relay, SmtpRelay) else relay
+
+
+_LEADING_PERIOD = re.compile(rb"(?m)^\.")
+
+
+def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], raw: bytes) -> dict[str, tuple[int, bytes]]:
+    """``client.sendmail(sender, recipients, raw)`` with the commands pipelined (RFC 2920), for
+    a relay that offers PIPELINING: MAIL, the RCPTs and DATA go in one write and their answers
+    are read together, then the message: two round trips a mail instead of three plus one
+    per recipient.  Same answers and exceptions as ``sendmail`` (the refused recipients, or
+    ``SMTPSenderRefused`` / ``SMTPRecipientsRefused`` / ``SMTPDataError``); after an exception
+    the caller drops the connection (``SmtpRelaySession``)."""
+    options = f" SIZE={len(raw)}" if client.has_extn("size") else ""
+    commands = [f"MAIL FROM:{smtplib.quoteaddr(sender)}{options}"]
+    commands += [f"RCPT TO:{smtplib.quoteaddr(recipient)}" for recipient in recipients]
+    commands.append("DATA")
+    client.send(("\r\n".join(commands) + "\r\n").encode("ascii"))
+    # Every answer is read before judging any: the connection stays in step.
+    mail_reply = client.getreply()
+    rcpt_replies = [client.getreply() for _ in recipients]
+    data_reply = client.getreply()
+    refused = {
+        recipient: reply for recipient, reply in zip(recipients, rcpt_replies) if reply[0] not in (250, 251)
+    }
+    problem: smtplib.SMTPException | None = None
+    if mail_reply[0] != 250:
+        problem = smtplib.SMTPSenderRefused(mail_reply[0], mail_reply[1], sender)
+    elif len(refused) == len(recipients):
+        problem = smtplib.SMTPRecipientsRefused(refused)
+    elif data_reply[0] != 354:
+        problem = smtplib.SMTPDataError(*data_reply)
+    if problem is not None:
+        # The caller drops the connection, which also ends a transaction the relay left
+        # waiting for its message (a 354 to a refused sender): nothing is delivered.
+        raise problem
+    data = _LEADING_PERIOD.sub(b"..", raw)
+    if not data.endswith(b"\r\n"):
+        data += b"\r\n"
+    client.send(data + b".\r\n")
+    code, message = client.getreply()
+    if code != 250:
+        raise smtplib.SMTPDataError(code, message)
+    return refused
 
 
 def _from_refusals(refusals: dict[str, tuple[int, bytes]]) -> RelayError:
