@@ -54,7 +54,7 @@ from pbem.config import Settings
 from pbem.db.models import Game, GameStatus, InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.devservers import free_port, wait_for
 from pbem.devservers.celery_worker import CeleryWorker, pbem_environment
-from pbem.devservers.smtp_sink import SmtpSink
+from pbem.devservers.lean_sink import LeanSmtpSink
 
 __all__ = ["Options", "run"]
 
@@ -99,7 +99,7 @@ class Stack:
         self.base = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
         self.postgres = None
         self.redis = None
-        self.sink: SmtpSink | None = None
+        self.sink: LeanSmtpSink | None = None
         self.smtp: subprocess.Popen[bytes] | None = None
         self.workers: list[CeleryWorker] = []
         self.svc = None
@@ -124,7 +124,7 @@ class Stack:
             raise ValueError(f"unknown database {self.options.database!r}")
         migrate.upgrade(self.database_url)
         self.redis = RedisServer().start()
-        self.sink = SmtpSink(on_message=self.players.on_message, keep=False).start()
+        self.sink = LeanSmtpSink(on_message=self.players.on_message, keep=False).start()
         self.smtp_port = free_port()
         self.env = {
             "PBEM_DATABASE_URL": self.database_url,

@@ -23,7 +23,7 @@ from pathlib import Path
 from pbem.bench.loadgen import Players
 from pbem.bench.tables import LOAD_DOMAIN, create_tables
 from pbem.config import Settings
-from pbem.devservers.smtp_sink import SmtpSink
+from pbem.devservers.lean_sink import LeanSmtpSink
 
 __all__ = ["main"]
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         postgres = PostgresServer().start()
         url = postgres.create_database("pbem_profile")
     players = Players(domain=LOAD_DOMAIN)
-    sink = SmtpSink(on_message=players.on_message, keep=False).start()
+    sink = LeanSmtpSink(on_message=players.on_message, keep=False).start()
     try:
         migrate.upgrade(url)
         settings = Settings.from_env({
