@@ -8,6 +8,7 @@ way of cutting the input into reads is tried deterministically.
 from __future__ import annotations
 
 import asyncio
+import random
 import smtplib
 import socket
 import threading
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pbem.devservers.lean_sink import CapturedMessage, LeanSmtpSink, _Session
+from pbem.devservers.lean_sink import CapturedMessage, LeanSmtpSink, _has_long_line, _Session
 from pbem.devservers.smtp_sink import SmtpSink
 
 
@@ -301,6 +302,15 @@ def test_size_limits(sink: LeanSmtpSink, raw: Raw) -> None:
     raw.send(b"MAIL FROM:<a@x.test>\r\nRCPT TO:<b@y.test>\r\nDATA\r\n" + b"w" * 998 + b"\r\n.\r\n")
     assert raw.codes(4) == [250, 250, 354, 250]
     assert [m.raw for m in sink.messages] == [b"w" * 998 + b"\r\n"]
+
+
+def test_the_long_line_check_agrees_with_cutting_the_message_into_lines() -> None:
+    rng = random.Random(5321)
+    lengths = [0, 1, 76, 498, 499, 500, 501, 997, 998, 999, 1000, 1998, 2500]
+    for _ in range(5000):
+        lines = [b"x" * rng.choice(lengths) for _ in range(rng.randint(1, 6))]
+        data = b"\r\n".join(lines) + rng.choice([b"\r\n", b""])
+        assert _has_long_line(data) == (max(map(len, data.split(b"\r\n"))) > 998), [len(x) for x in lines]
 
 
 def test_quit_closes_and_stop_ends_connections() -> None:
