@@ -41,13 +41,7 @@ def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
         locked = session.connection().execute(_LOCK_GAME, {"game_id": game_id}).scalar_one_or_none()
         if locked is None:
             raise GameNotFound(game_id)
-    row = session.execute(
-        select(Game, _LAST_TALK)
-        .where(Game.id == game_id)
-        .options(joinedload(Game.seats).joinedload(Seat.player))
-        # Objects this session loaded before the lock (the sender's player) are refreshed too.
-        .execution_options(populate_existing=True)
-    ).unique().one_or_none()
+    row = session.execute(_LOAD_GAME, {"game_id": game_id}).unique().one_or_none()
     if row is None:
         raise GameNotFound(game_id)
     game, last_talk = row
@@ -79,6 +73,15 @@ def last_talk(session: Session, game_id: int) -> int | None:
 _GAMES = Game.__table__
 # Locks only the game row: every writer of a game takes this lock first.
 _LOCK_GAME = select(_GAMES.c.id).where(_GAMES.c.id == bindparam("game_id")).with_for_update()
+# Built once, the game id bound at each run: SQLAlchemy then finds its compiled form without
+# building the statement and its cache key anew for every move.
+_LOAD_GAME = (
+    select(Game, _LAST_TALK)
+    .where(Game.id == bindparam("game_id"))
+    .options(joinedload(Game.seats).joinedload(Seat.player))
+    # Objects this session loaded before the lock (the sender's player) are refreshed too.
+    .execution_options(populate_existing=True)
+)
 
 
 def current_state(game: Game) -> GameState:
