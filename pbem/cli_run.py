@@ -57,20 +57,15 @@ def smtp(settings: Settings) -> None:
     from pbem.smtp.server import SmtpFront
     from workers import make_celery
     from workers.app import embedded_broker_file
-    from workers.queueing import queue_inbound
+    from workers.queueing import InboundQueue
 
     _configure_logging()
     broker_file = embedded_broker_file(settings)
     if broker_file is not None:
         broker_file.parent.mkdir(parents=True, exist_ok=True)
     svc = Services.from_settings(settings)
-    celery = make_celery(settings)
-    front = SmtpFront(
-        settings,
-        session_factory=svc.session_factory,
-        queue=lambda ids: queue_inbound(celery, ids),
-        clock=svc.clock.now,
-    )
+    queue = InboundQueue(make_celery(settings))
+    front = SmtpFront(settings, session_factory=svc.session_factory, queue=queue, clock=svc.clock.now)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda _signum, _frame: stop.set())
@@ -80,6 +75,7 @@ def smtp(settings: Settings) -> None:
         stop.wait()
     finally:
         front.stop()
+        queue.close()
         svc.close()
 
 

@@ -39,7 +39,7 @@ from pbem.mail.relay import dev_mailbox_dir
 from pbem.services.clock import Clock
 from pbem.smtp.server import SmtpFront
 from workers.app import embedded_broker_file, make_celery
-from workers.queueing import queue_inbound
+from workers.queueing import InboundQueue
 
 __all__ = ["WORKER_STOP_TIMEOUT_S", "serve", "worker_argv"]
 
@@ -110,13 +110,8 @@ def serve(
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     svc = Services.from_settings(settings)
-    celery = make_celery(settings)
-    smtp = SmtpFront(
-        settings,
-        session_factory=svc.session_factory,
-        queue=lambda ids: queue_inbound(celery, ids),
-        clock=svc.clock.now,
-    )
+    queue = InboundQueue(make_celery(settings))
+    smtp = SmtpFront(settings, session_factory=svc.session_factory, queue=queue, clock=svc.clock.now)
     worker_env = os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)}
     worker: subprocess.Popen[bytes] | None = None
     web: _Web | None = None
@@ -149,6 +144,7 @@ def serve(
             web.server.close()
             web.thread.join(timeout=10)
         smtp.stop()
+        queue.close()
         if worker is not None:
             status = _stop_worker(worker, already_signalled=signal.SIGINT in received) or status
         svc.close()

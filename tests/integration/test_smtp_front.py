@@ -25,7 +25,7 @@ from pbem.smtp.server import SmtpFront
 from tests.harness.ports import free_port
 from tests.harness.tls import self_signed_certificate
 from workers import make_celery
-from workers.queueing import PROCESS_INBOUND, queue_inbound
+from workers.queueing import PROCESS_INBOUND, InboundQueue
 
 DOMAIN = "hearts.test"
 RECEIVED = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -67,11 +67,11 @@ class Front:
         self.settings = settings
         self.engine = make_engine(settings.database_url)
         self.session_factory = make_session_factory(self.engine)
-        self.celery = make_celery(settings)
+        self.queue = InboundQueue(make_celery(settings))  # as ``pbem smtp`` queues
         self.server = SmtpFront(
             settings,
             session_factory=self.session_factory,
-            queue=lambda ids: queue_inbound(self.celery, ids),
+            queue=self.queue,
             clock=lambda: RECEIVED,
         )
 
@@ -85,6 +85,7 @@ class Front:
 
     def close(self) -> None:
         self.server.stop()
+        self.queue.close()
         self.engine.dispose()
 
 
