@@ -7,10 +7,13 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
 from pbem.db.models import InboundMessage, InboundSource
 from pbem.db.session import make_engine, make_session_factory, transaction
+from pbem.services import intake
 from pbem.services.intake import message_key, normalise_recipients, store_inbound
 
 RECEIVED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -54,6 +57,49 @@ def test_message_key_is_the_message_id_or_a_hash_of_the_bytes() -> None:
     assert message_key(b"Message-ID: \r\n\r\nbody") .startswith("sha256:")
     too_long = b"Message-ID: <" + b"x" * 1200 + b"@h>\r\n\r\nbody"
     assert message_key(too_long).startswith("sha256:")
+
+
+def _parsed_key(raw: bytes) -> str:
+    """The key as the standard library's header parser gives it (what ``message_key`` computed
+    before it scanned the lines itself): the reference that keys of stored rows were made by."""
+    value = intake._message_id_parsed(intake._header_block(raw))
+    if value is not None:
+        key = intake._WHITESPACE.sub("", str(value))
+        if key and len(key) <= intake.MESSAGE_ID_LENGTH:
+            return key
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+_HEADER_PIECES = [
+    b"Message-ID:", b"message-id:", b"MESSAGE-ID :", b"Message-Id:", b"Message-ID", b"X-Message-ID:",
+    b"Subject:", b"From ", b"From:", b":", b" ", b"\t", b"\r\n", b"\n", b"\r", b"<", b">", b"@",
+    b"abc", b"x.y", b"\xc3\xa9", b"\xff", b"\x00", b"\x1c", b"\x0b", b"\x0c", b"=?utf-8?q?a?=",
+]
+
+
+@settings(max_examples=3000)
+@given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=40), st.sampled_from([b"", b"\r\n\r\nbody", b"\n\nbody"]))
+@example([b"Message-ID:", b"\r\n", b" ", b"<folded@x>", b"\r\n"], b"\r\n\r\nbody")
+@example([b"Subject:", b" hi", b"\r\n", b"Message-ID:", b" <a@b>", b"\r\n", b"\t", b"<c>"], b"")
+@example([b":", b" x", b"\r\n", b" ", b"Message-ID:", b"\r\n", b"Message-ID:", b"<m@x>"], b"\n\nbody")
+@example([b"From ", b"me", b"\r\n", b"Message-ID:", b"<m@x>", b"\r\n"], b"\r\n\r\nbody")
+@example([b"Message-ID:", b"<m@x>", b"\r", b" <n>"], b"")
+@example([b"Message-ID:", b"<\xc3\xa9@x>"], b"\r\n\r\nbody")
+@example([b"Message-ID:", b"<a\x1cb@x>"], b"\r\n\r\nbody")
+def test_the_message_id_scan_keys_every_mail_as_the_header_parser_does(
+    pieces: list[bytes], rest: bytes
+) -> None:
+    raw = b"".join(pieces) + rest
+    assert message_key(raw) == _parsed_key(raw)
+
+
+def test_the_scan_leaves_what_it_is_unsure_of_to_the_parser() -> None:
+    unsure = intake._UNSURE
+    assert intake._message_id_scanned(b"Message-ID: <a@b>\r\n\r\n") == "<a@b>"
+    assert intake._message_id_scanned(b"Subject: x\r\n\r\n") is None
+    assert intake._message_id_scanned(b"A: x\rMessage-ID: <a@b>\r\n\r\n") is unsure
+    assert intake._message_id_scanned(b"From me\r\nMessage-ID: <a@b>\r\n\r\n") is unsure
+    assert intake._message_id_scanned("Message-ID: <é@b>\r\n\r\n".encode()) is unsure
 
 
 def test_recipients_are_normalised_and_deduplicated() -> None:
