@@ -15,12 +15,15 @@ SQLite needs care to carry several writers (the SMTP front, workers):
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
@@ -147,3 +150,69 @@ def single_statement(session_factory: sessionmaker[Session]) -> Iterator[Connect
     else:
         with engine.begin() as conn:
             yield conn
+
+
+class KeptConnections:
+    """``single_statement`` for a process that runs one-statement work all day from a few threads
+    (the SMTP front stores each received mail so): ``with kept.single_statement() as conn``.
+
+    On PostgreSQL each thread keeps its autocommit connection between statements instead of
+    taking one from the pool, switching it to autocommit and back, and rolling it back on the
+    way in: that was as much CPU as the statement itself.  A statement that fails gives its
+    connection back to the pool (which drops a broken one); a failure that lost the connection
+    retires every thread's, as the pool does with its own when the server went away, and
+    connections are replaced after ``POOL_RECYCLE_S`` as the pool's are.  The caller sees the
+    same failure as with ``single_statement``.  On SQLite this is ``single_statement``.
+    ``close`` gives every kept connection back; call it once the threads are done.
+    """
+
+    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+        self.session_factory = session_factory
+        self._engine = engine_of(session_factory)
+        self._keeps = self._engine.dialect.name == "postgresql"
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._kept: set[Connection] = set()
+        self._generation = 0  # bumped when a statement lost its connection
+
+    @contextmanager
+    def single_statement(self) -> Iterator[Connection]:
+        if not self._keeps:
+            with single_statement(self.session_factory) as conn:
+                yield conn
+            return
+        conn = self._connection()
+        try:
+            yield conn
+            conn.commit()  # ends SQLAlchemy's own transaction: nothing to send in autocommit
+        except BaseException as error:
+            self._retire(conn, lost=isinstance(error, DBAPIError) and error.connection_invalidated)
+            raise
+
+    def _connection(self) -> Connection:
+        kept: tuple[Connection, int, float] | None = getattr(self._local, "kept", None)
+        if kept is not None:
+            conn, generation, opened = kept
+            if generation == self._generation and time.monotonic() - opened < POOL_RECYCLE_S:
+                return conn
+            self._retire(conn, lost=False)
+        conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        self._local.kept = (conn, self._generation, time.monotonic())
+        with self._lock:
+            self._kept.add(conn)
+        return conn
+
+    def _retire(self, conn: Connection, *, lost: bool) -> None:
+        self._local.kept = None
+        with self._lock:
+            self._kept.discard(conn)
+            if lost:
+                self._generation += 1
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            kept, self._kept = self._kept, set()
+            self._generation += 1  # a thread that kept one opens a new one if used again
+        for conn in kept:
+            conn.close()

@@ -33,7 +33,7 @@ from kombu.exceptions import KombuError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.db.models import MESSAGE_ID_LENGTH, InboundMessage, InboundSource
-from pbem.db.session import single_statement
+from pbem.db.session import KeptConnections, single_statement
 
 __all__ = ["Received", "message_key", "normalise_recipients", "receive_inbound", "store_inbound"]
 
@@ -223,16 +223,19 @@ def receive_inbound(
     source: str,
     received_at: datetime,
     queue: Callable[[list[int]], None],
+    connections: KeptConnections | None = None,
 ) -> Received:
     """Store a received mail in its own transaction, then queue the new rows.
 
     The fronts' whole job in one call.  A failure to *store* propagates (the
     front must then refuse the mail: SMTP 451, HTTP 503), while a failure to
     *queue* after the commit is only logged: the rows are safe and the worker's
-    periodic sweep re-queues inbound rows left pending.
+    periodic sweep re-queues inbound rows left pending.  ``connections``: the
+    calling thread's kept connection, rather than one from the pool.
     """
     # One statement, so it commits as it runs (one round trip on PostgreSQL).
-    with single_statement(session_factory) as conn:
+    statement = connections.single_statement() if connections else single_statement(session_factory)
+    with statement as conn:
         ids = _run_insert(conn, _insert_statement(conn.dialect.name, raw=raw, mail_from=mail_from,
                                                   recipients=recipients, source=source,
                                                   received_at=received_at))

@@ -194,6 +194,7 @@ class SmtpFront:
             if settings.tls_cert is not None and settings.tls_key is not None
             else None
         )
+        self._running = False
         self._controller = _Controller(
             self.handler,
             hostname=settings.smtp_listen.host,
@@ -217,6 +218,7 @@ class SmtpFront:
         return self.settings.tls_cert is not None
 
     def start(self) -> SmtpFront:
+        self._running = True  # from here on, stop() has something to clean up
         self._controller.start()
         log.info(
             "SMTP front listening on %s for @%s (max %d bytes%s)",
@@ -228,8 +230,12 @@ class SmtpFront:
         return self
 
     def stop(self) -> None:
-        self._controller.stop(no_assert=True)
-        log.info("SMTP front on %s stopped", self.address)
+        """Close the listener, then end the store threads (a second call does nothing)."""
+        if self._running:
+            self._controller.stop(no_assert=True)
+            self._running = False
+            log.info("SMTP front on %s stopped", self.address)
+        self.handler.close()
 
     def __enter__(self) -> SmtpFront:
         return self.start()

@@ -225,6 +225,15 @@ def test_the_same_mail_twice_is_stored_once(front: Front, queued) -> None:
     assert queued() == [(PROCESS_INBOUND, f"[{rows[0].id}]")]  # queued once too
 
 
+def test_stopping_the_front_gives_its_database_connections_back(front: Front) -> None:
+    for k in range(3):
+        with front.client() as client:
+            client.sendmail("ana@example.com", [f"new@{DOMAIN}"], message(f"<m{k}@client.example>"))
+    assert len(front.rows()) == 3
+    front.server.stop()
+    assert front.engine.pool.checkedout() == 0
+
+
 def test_queueing_failure_after_commit_still_answers_250(
     sqlite_migrated_url: str, tmp_path: Path, start_front: Callable[..., Front]
 ) -> None:
