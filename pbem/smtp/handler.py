@@ -114,7 +114,10 @@ class InboundHandler:
             # and a 250 would lose it).
             log.exception("could not store mail from %s to %s", mail_from, recipients)
             return "451 4.3.0 Temporary failure storing the message, try again later"
-        log.info(
+        # Each stored mail is a row (with its time, sender and recipient): the line is for
+        # debugging; what an operator should see (a redelivery, a mail left to the sweep) is INFO.
+        log.log(
+            logging.DEBUG if received.ids and received.queued else logging.INFO,
             "stored mail from %s to %s as inbound %s%s",
             mail_from,
             recipients,

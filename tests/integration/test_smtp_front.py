@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import smtplib
 import ssl
 from collections.abc import Callable, Iterator
@@ -232,6 +233,18 @@ def test_stopping_the_front_gives_its_database_connections_back(front: Front) ->
     assert len(front.rows()) == 3
     front.server.stop()
     assert front.engine.pool.checkedout() == 0
+
+
+def test_a_stored_mail_is_logged_at_debug_and_a_redelivery_at_info(
+    front: Front, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="pbem.smtp")
+    for _ in range(2):
+        with front.client() as client:
+            client.sendmail("ana@example.com", [f"new@{DOMAIN}"], message())
+    stored = [r for r in caplog.records if r.getMessage().startswith("stored mail from")]
+    assert [(r.levelno, r.getMessage().endswith("(duplicate)")) for r in stored] == [
+        (logging.DEBUG, False), (logging.INFO, True)]
 
 
 def test_queueing_failure_after_commit_still_answers_250(

@@ -19,7 +19,7 @@ from aiosmtpd.smtp import SMTP
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from pbem.smtp.server import _Controller, _Smtp
+from pbem.smtp.server import _Controller, _line_too_long, _Smtp
 from tests.harness.ports import free_port
 
 LIMIT = 4000  # data_size_limit of both servers
@@ -164,6 +164,15 @@ def test_any_message_cut_anywhere(pair: Pair, body: bytes, cuts: list[int]) -> N
         segments.append(data[start:])
     segments.append(b"QUIT\r\n")
     _same(pair, segments)
+
+
+@pytest.mark.parametrize("length", [998, 999, 1000, 1001, 1499, 1500, 1501])
+def test_the_long_line_check_finds_a_long_line_wherever_it_starts(length: int) -> None:
+    for start in range(0, 1600, 7):
+        head = (b"x" * 5 + b"\r\n") * (start // 7) + b"y" * (start % 7) + b"\r\n"
+        data = head + b"z" * length + b"\r\n" + b"tail\r\n"
+        expected = max(map(len, data.split(b"\r\n"))) > 999
+        assert (_line_too_long(data) is not None) == expected, (start, length)
 
 
 _PATH_PIECES = ["<", ">", "@", "a", "Z", "9", ".", "..", "-", "+", "=", "=?", "?=", '"', " ", "\t", "(", ")",
