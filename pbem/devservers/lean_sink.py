@@ -40,8 +40,7 @@ from collections.abc import Callable, Collection
 from typing import cast
 
 from pbem.devservers.ports import free_port
-from pbem.devservers.smtp_sink import CapturedMessage
-from pbem.devservers.waiting import wait_for
+from pbem.devservers.smtp_sink import CapturedMessage, MailCapture
 
 __all__ = ["CapturedMessage", "LeanSmtpSink"]
 
@@ -393,7 +392,7 @@ _COMMANDS: dict[str, Callable[[_Session, str, list[bytes]], None]] = {
 }
 
 
-class LeanSmtpSink:
+class LeanSmtpSink(MailCapture):
     """An SMTP server on 127.0.0.1 (its own event loop in a daemon thread) capturing messages.
 
     Same API as ``SmtpSink``: ``on_message`` is called in the loop thread for each message
@@ -410,15 +409,11 @@ class LeanSmtpSink:
         refuse_recipients: Collection[str] = (),
         refuse_data_from_recipients: Collection[str] = (),
     ) -> None:
+        super().__init__(on_message=on_message, keep=keep)
         self.hostname = hostname
-        self.on_message = on_message
-        self.keep = keep
         self.max_size = max_size
-        self.received = 0
         self._refuse_rcpt = frozenset(a.lower() for a in refuse_recipients)
         self._refuse_data = frozenset(a.lower() for a in refuse_data_from_recipients)
-        self._messages: list[CapturedMessage] = []
-        self._lock = threading.Lock()
         self._sessions: set[_Session] = set()
         self._greeting = _reply(f"220 {hostname} ESMTP pbem lean sink")
         self._helo = _reply(f"250 {hostname}")
@@ -498,47 +493,3 @@ class LeanSmtpSink:
         if self._port is None:
             raise RuntimeError("sink not started")
         return self._port
-
-    # -- captured mail (as SmtpSink) ---------------------------------------------
-
-    def _add(self, message: CapturedMessage) -> None:
-        with self._lock:
-            self.received += 1
-            if self.keep:
-                self._messages.append(message)
-        if self.on_message is not None:
-            self.on_message(message)
-
-    @property
-    def messages(self) -> list[CapturedMessage]:
-        """A snapshot copy of everything received so far, in arrival order."""
-        with self._lock:
-            return list(self._messages)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._messages.clear()
-
-    def wait_for_messages(self, count: int, timeout: float = 10.0) -> list[CapturedMessage]:
-        """Wait until at least ``count`` messages arrived; return them all."""
-        wait_for(
-            lambda: len(self.messages) >= count,
-            timeout=timeout,
-            message=f"{count} message(s) at the SMTP sink",
-        )
-        return self.messages
-
-    def wait_for_message(
-        self, predicate: Callable[[CapturedMessage], bool], timeout: float = 10.0
-    ) -> CapturedMessage:
-        """Wait for the first message satisfying ``predicate`` and return it."""
-
-        def find() -> CapturedMessage | None:
-            return next((m for m in self.messages if predicate(m)), None)
-
-        return wait_for(find, timeout=timeout, message="a matching message at the SMTP sink")
-
-    def to(self, address: str) -> list[CapturedMessage]:
-        """Messages whose envelope includes ``address`` (case-insensitive)."""
-        address = address.lower()
-        return [m for m in self.messages if address in (r.lower() for r in m.rcpt_tos)]

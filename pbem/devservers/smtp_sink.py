@@ -53,63 +53,17 @@ class _Handler:
         return "250 OK"
 
 
-class SmtpSink:
-    """An aiosmtpd ``Controller`` on 127.0.0.1 capturing messages in a thread-safe list.
+class MailCapture:
+    """What a sink keeps of the mail it receives, in a thread-safe list: ``_add`` is called by
+    the server for each message (in its own thread), ``messages``, ``wait_for_messages``,
+    ``wait_for_message`` and ``to`` read them.  ``SmtpSink`` and ``LeanSmtpSink`` both are one."""
 
-    ``server_hostname`` is explicit, so aiosmtpd does not look up the host's name
-    on every connection.
-    """
-
-    def __init__(
-        self,
-        hostname: str = "sink.localhost",
-        *,
-        on_message: Callable[[CapturedMessage], None] | None = None,
-        keep: bool = True,
-    ) -> None:
-        self.hostname = hostname
+    def __init__(self, *, on_message: Callable[[CapturedMessage], None] | None, keep: bool) -> None:
         self.on_message = on_message
         self.keep = keep
         self.received = 0
         self._messages: list[CapturedMessage] = []
         self._lock = threading.Lock()
-        self._controller: Controller | None = None
-
-    # -- lifecycle -------------------------------------------------------------
-
-    def start(self) -> SmtpSink:
-        self._controller = Controller(
-            _Handler(self),
-            hostname="127.0.0.1",
-            port=free_port(),
-            server_hostname=self.hostname,
-            ready_timeout=10,
-        )
-        self._controller.start()
-        return self
-
-    def stop(self) -> None:
-        if self._controller is not None:
-            self._controller.stop()
-            self._controller = None
-
-    def __enter__(self) -> SmtpSink:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def host(self) -> str:
-        return "127.0.0.1"
-
-    @property
-    def port(self) -> int:
-        if self._controller is None:
-            raise RuntimeError("sink not started")
-        return self._controller.port
-
-    # -- captured mail ---------------------------------------------------------
 
     def _add(self, message: CapturedMessage) -> None:
         with self._lock:
@@ -152,3 +106,56 @@ class SmtpSink:
         """Messages whose envelope includes ``address`` (case-insensitive)."""
         address = address.lower()
         return [m for m in self.messages if address in (r.lower() for r in m.rcpt_tos)]
+
+
+class SmtpSink(MailCapture):
+    """An aiosmtpd ``Controller`` on 127.0.0.1 capturing messages in a thread-safe list.
+
+    ``server_hostname`` is explicit, so aiosmtpd does not look up the host's name
+    on every connection.
+    """
+
+    def __init__(
+        self,
+        hostname: str = "sink.localhost",
+        *,
+        on_message: Callable[[CapturedMessage], None] | None = None,
+        keep: bool = True,
+    ) -> None:
+        super().__init__(on_message=on_message, keep=keep)
+        self.hostname = hostname
+        self._controller: Controller | None = None
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> SmtpSink:
+        self._controller = Controller(
+            _Handler(self),
+            hostname="127.0.0.1",
+            port=free_port(),
+            server_hostname=self.hostname,
+            ready_timeout=10,
+        )
+        self._controller.start()
+        return self
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+    def __enter__(self) -> SmtpSink:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        if self._controller is None:
+            raise RuntimeError("sink not started")
+        return self._controller.port
