@@ -40,7 +40,7 @@ from collections.abc import Callable, Collection
 from typing import cast
 
 from pbem.devservers.ports import free_port
-from pbem.devservers.smtp_sink import CapturedMessage, MailCapture
+from pbem.devservers.smtp_sink import CapturedMessage, CapturingSink
 
 __all__ = ["CapturedMessage", "LeanSmtpSink"]
 
@@ -392,7 +392,7 @@ _COMMANDS: dict[str, Callable[[_Session, str, list[bytes]], None]] = {
 }
 
 
-class LeanSmtpSink(MailCapture):
+class LeanSmtpSink(CapturingSink):
     """An SMTP server on 127.0.0.1 (its own event loop in a daemon thread) capturing messages.
 
     Same API as ``SmtpSink``: ``on_message`` is called in the loop thread for each message
@@ -477,16 +477,6 @@ class LeanSmtpSink(MailCapture):
                 loop.close()
             self._loop = self._thread = self._server = None
             self._port = None
-
-    def __enter__(self) -> LeanSmtpSink:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def host(self) -> str:
-        return "127.0.0.1"
 
     @property
     def port(self) -> int:

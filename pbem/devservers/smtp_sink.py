@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from typing import Any
+from typing import Any, Self
 
 from aiosmtpd.controller import Controller
 
@@ -53,10 +53,11 @@ class _Handler:
         return "250 OK"
 
 
-class MailCapture:
-    """What a sink keeps of the mail it receives, in a thread-safe list: ``_add`` is called by
-    the server for each message (in its own thread), ``messages``, ``wait_for_messages``,
-    ``wait_for_message`` and ``to`` read them.  ``SmtpSink`` and ``LeanSmtpSink`` both are one."""
+class CapturingSink:
+    """What both SMTP sinks (``SmtpSink``, ``LeanSmtpSink``) share: the mail they keep, in a
+    thread-safe list (``_add`` is called by the server for each message, in its own thread;
+    ``messages``, ``wait_for_messages``, ``wait_for_message`` and ``to`` read them), and their
+    use as a context manager on 127.0.0.1 (each defines ``start``, ``stop`` and ``port``)."""
 
     def __init__(self, *, on_message: Callable[[CapturedMessage], None] | None, keep: bool) -> None:
         self.on_message = on_message
@@ -64,6 +65,22 @@ class MailCapture:
         self.received = 0
         self._messages: list[CapturedMessage] = []
         self._lock = threading.Lock()
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1"
 
     def _add(self, message: CapturedMessage) -> None:
         with self._lock:
@@ -108,7 +125,7 @@ class MailCapture:
         return [m for m in self.messages if address in (r.lower() for r in m.rcpt_tos)]
 
 
-class SmtpSink(MailCapture):
+class SmtpSink(CapturingSink):
     """An aiosmtpd ``Controller`` on 127.0.0.1 capturing messages in a thread-safe list.
 
     ``server_hostname`` is explicit, so aiosmtpd does not look up the host's name
@@ -143,16 +160,6 @@ class SmtpSink(MailCapture):
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
-
-    def __enter__(self) -> SmtpSink:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def host(self) -> str:
-        return "127.0.0.1"
 
     @property
     def port(self) -> int:
