@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=35)
     parser.add_argument("--sql", action="store_true", help="print the SQL statements of the last move")
     parser.add_argument("--no-profile", action="store_true", help="only time the moves (CPU and wall)")
+    parser.add_argument("--save", metavar="FILE", help="also write the profile to FILE (pstats format)")
     args = parser.parse_args(argv)
 
     from pbem.db import migrate
@@ -124,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
               f"{elapsed * per:.2f} ms wall with the wait for the next decision")
         if not args.no_profile:
             stats = pstats.Stats(profile)
+            if args.save:
+                stats.dump_stats(args.save)
             stats.sort_stats("cumulative").print_stats(args.top)
             stats.sort_stats("tottime").print_stats(args.top)
         svc.close()

@@ -164,10 +164,18 @@ class KeptConnections:
     connections are replaced after ``POOL_RECYCLE_S`` as the pool's are.  The caller sees the
     same failure as with ``single_statement``.  On SQLite this is ``single_statement``.
     ``close`` gives every kept connection back; call it once the threads are done.
+
+    ``synchronous_commit=False`` is for records whose loss in a crash of the database server is
+    harmless (a mail recorded as sent is sent again after its lease): PostgreSQL's asynchronous
+    commit, set on these connections only, answers a commit without waiting for its WAL to reach
+    the disk (it does within ``3 * wal_writer_delay``, 0.6 s by default, and a crash never leaves
+    the database inconsistent).  Such a connection is detached from the pool, so the setting never
+    reaches a connection anything else uses.
     """
 
-    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+    def __init__(self, session_factory: sessionmaker[Session], *, synchronous_commit: bool = True) -> None:
         self.session_factory = session_factory
+        self._synchronous_commit = synchronous_commit
         self._engine = engine_of(session_factory)
         self._keeps = self._engine.dialect.name == "postgresql"
         self._local = threading.local()
@@ -197,6 +205,14 @@ class KeptConnections:
                 return conn
             self._retire(conn, lost=False)
         conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        if not self._synchronous_commit:
+            try:
+                conn.detach()  # closed for good when retired, never back in the pool with the setting
+                conn.exec_driver_sql("SET synchronous_commit = off")
+                conn.commit()
+            except BaseException:
+                conn.close()
+                raise
         self._local.kept = (conn, self._generation, time.monotonic())
         with self._lock:
             self._kept.add(conn)

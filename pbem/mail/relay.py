@@ -322,6 +322,16 @@ def keep_open(relay: Relay) -> Relay:
 
 
 _LEADING_PERIOD = re.compile(rb"(?m)^\.")
+#: A bare ``local@domain`` with nothing ``email.utils.parseaddr`` would read differently: no
+#: spaces, quotes, brackets, comments, routes, dots at the ends of a part or two in a row.
+_BARE_ADDRESS = re.compile(r"[^\s\"<>()\[\]\\,;:@.]+(?:\.[^\s\"<>()\[\]\\,;:@.]+)*"
+                           r"@[^\s\"<>()\[\]\\,;:@.]+(?:\.[^\s\"<>()\[\]\\,;:@.]+)*")
+
+
+def _smtp_path(address: str) -> str:
+    """``smtplib.quoteaddr(address)`` (``<address>`` for a bare address), without parsing a bare
+    one: ``parseaddr`` cost 0.2 ms of a move's four mails, for addresses that are all bare."""
+    return f"<{address}>" if _BARE_ADDRESS.fullmatch(address) else smtplib.quoteaddr(address)
 
 
 def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], raw: bytes) -> dict[str, tuple[int, bytes]]:

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
-from pbem.db.session import make_engine, make_session_factory
+from pbem.db.session import KeptConnections, make_engine, make_session_factory
 
 from .clock import Clock, OffsetClock, SystemClock
 
@@ -64,7 +64,17 @@ class Services:
 
         return keep_open(make_relay(self.settings))
 
+    @cached_property
+    def sent_records(self) -> KeptConnections:
+        """Where the outbox records mails as sent (``pbem.services.outbox``): a connection per thread,
+        committing asynchronously on PostgreSQL (a record lost in a crash of the server only means
+        the mail goes again after its lease, as when a sender dies before recording it)."""
+        return KeptConnections(self.session_factory, synchronous_commit=False)
+
     def close(self) -> None:
+        records = self.__dict__.get("sent_records")
+        if records is not None:
+            records.close()
         relay = self.__dict__.get("relay")
         close_relay = getattr(relay, "close", None)
         if close_relay is not None:

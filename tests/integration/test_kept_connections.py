@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from pbem.db.session import KeptConnections, make_engine, make_session_factory
@@ -108,4 +109,30 @@ def test_a_lost_connection_fails_once_and_retires_every_thread_s(pg_migrated_url
         assert run(kept, backend) not in (mine, theirs, results[1])
     finally:
         kept.close()
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_asynchronous_commit_stays_on_its_own_connections(pg_migrated_url: str) -> None:
+    """``synchronous_commit=False`` (the outbox's "sent" records): those connections commit without
+    waiting for the WAL flush, and the setting never reaches a pooled connection, not even after
+    they were retired."""
+    # Connections of this engine start durable, whatever the test server's own default.
+    engine = make_engine(make_url(pg_migrated_url).update_query_dict({"options": "-c synchronous_commit=on"}))
+    relaxed = KeptConnections(make_session_factory(engine), synchronous_commit=False)
+    durable = KeptConnections(make_session_factory(engine))
+    show = "SHOW synchronous_commit"
+    try:
+        assert run(relaxed, show) == "off"
+        assert in_thread(lambda: run(relaxed, show)) == "off"
+        run(relaxed, "INSERT INTO players (address) VALUES ('ana@example.com')")
+        with engine.connect() as other:  # committed as it ran
+            assert other.execute(text("SELECT count(*) FROM players")).scalar() == 1
+        assert run(durable, show) == "on"
+        relaxed.close()
+        with engine.connect() as a, engine.connect() as b:  # whatever the pool holds now
+            assert {a.execute(text(show)).scalar(), b.execute(text(show)).scalar()} == {"on"}
+    finally:
+        relaxed.close()
+        durable.close()
         engine.dispose()

@@ -13,9 +13,11 @@ import smtplib
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbem.devservers.lean_sink import LeanSmtpSink
-from pbem.mail.relay import KeptSmtpConnection, RelayError, SmtpRelay
+from pbem.mail.relay import KeptSmtpConnection, RelayError, SmtpRelay, _smtp_path
 
 SENDER = "bounces@hearts.test"
 
@@ -90,3 +92,13 @@ def test_a_refused_message_is_not_delivered_and_the_next_one_is(sink: LeanSmtpSi
         session.deliver(_mail(2), recipients=["p2@example.com"], key=2)
     assert [m.rcpt_tos for m in sink.wait_for_messages(1)] == [("p2@example.com",)]
     assert len(sink.messages) == 1
+
+
+_ADDRESS_CHARS = st.sampled_from(list("ab.z09+-_@ <>\"()[],;:\\é") + ["\t"])
+
+
+@given(st.one_of(st.emails(), st.text(_ADDRESS_CHARS, max_size=24)))
+def test_the_pipelined_paths_are_smtplib_s(address: str) -> None:
+    """MAIL FROM and RCPT TO name an address exactly as ``sendmail`` does (``quoteaddr``), bare
+    addresses without parsing them."""
+    assert _smtp_path(address) == smtplib.quoteaddr(address)
