@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from pbem.db.models import Game, Move, Seat, TableTalk
 from pbem.db.writes import add_row
@@ -31,32 +32,36 @@ def load_game(session: Session, game_id: int, *, lock: bool = True) -> Game:
 
     A move reads every seat and every seated player (who is told what, in which language);
     loading them lazily cost a query each, plus a flush of the pending changes before each
-    (so the game row was updated twice per move).  They are loaded with the game, in one
-    statement issued *after* the lock was granted (a small ``SELECT .. FOR UPDATE`` first):
-    joined into the locking statement itself, PostgreSQL would return the seats as they were
-    when that statement started waiting for the lock (READ COMMITTED re-reads only the locked
-    row), i.e. from before the move of the worker that held it.
+    (so the game row was updated twice per move).  Locked, two statements load everything:
+
+    1. the game row, ``SELECT .. FOR UPDATE``: once the lock is granted, PostgreSQL returns the
+       locked row as the worker that held it committed it (READ COMMITTED re-reads the locked
+       row, and only it);
+    2. then its seats, their players and the newest talk id, in a statement issued *after* the
+       lock was granted: joined into the locking statement, they would be as they were when it
+       started waiting, i.e. from before the move of the worker that held the lock.
+
+    The game's own columns (its rules and snapshot: JSON) are read once, not once per seat as
+    a join would repeat them.  Unlocked, one joined statement.
     """
-    if lock:
-        locked = session.connection().execute(_LOCK_GAME, {"game_id": game_id}).scalar_one_or_none()
-        if locked is None:
+    if not lock:
+        row = session.execute(_LOAD_GAME, {"game_id": game_id}).unique().one_or_none()
+        if row is None:
             raise GameNotFound(game_id)
-    row = session.execute(_LOAD_GAME, {"game_id": game_id}).unique().one_or_none()
-    if row is None:
+        return row[0]
+    game = session.execute(_LOCK_GAME, {"game_id": game_id}).scalar_one_or_none()
+    if game is None:
         raise GameNotFound(game_id)
-    game, last_talk = row
-    if lock:  # talk is only written under the game's lock: this stays true in the transaction
-        note_last_talk(session, game_id, last_talk or 0)
+    rows = session.execute(_LOAD_SEATS, {"game_id": game_id}).all()
+    set_committed_value(game, "seats", [seat for seat, _talk in rows])
+    if rows:  # talk is only written under the game's lock: this stays true in the transaction
+        note_last_talk(session, game_id, rows[0][1] or 0)
     return game
 
 
 # The newest line of table talk of the game, read with it: when every seat has seen it, a turn's
 # mails need no query for unseen talk (pbem.services.talk.take_unseen_for).
 _TALK = TableTalk.__table__
-_LAST_TALK = (
-    select(func.max(_TALK.c.id)).where(_TALK.c.game_id == Game.id).correlate(Game).scalar_subquery()
-    .label("last_talk")
-)
 _LAST_TALK_KEY = "pbem.last_talk"
 
 
@@ -70,16 +75,27 @@ def last_talk(session: Session, game_id: int) -> int | None:
     return session.info.get(_LAST_TALK_KEY, {}).get(game_id)
 
 
-_GAMES = Game.__table__
-# Locks only the game row: every writer of a game takes this lock first.
-_LOCK_GAME = select(_GAMES.c.id).where(_GAMES.c.id == bindparam("game_id")).with_for_update()
-# Built once, the game id bound at each run: SQLAlchemy then finds its compiled form without
-# building the statement and its cache key anew for every move.
+# Built once, the game id bound at each run: SQLAlchemy then finds their compiled form without
+# building the statement and its cache key anew for every move.  Objects this session loaded
+# before (the sender's player) are refreshed too (populate_existing).
+# The game row, locked: every writer of a game takes this lock first.
+_LOCK_GAME = (
+    select(Game).where(Game.id == bindparam("game_id")).with_for_update()
+    .execution_options(populate_existing=True)
+)
+# Its seats and their players, and the newest talk id, read once the lock is held.
+_LOAD_SEATS = (
+    select(Seat, select(func.max(_TALK.c.id)).where(_TALK.c.game_id == bindparam("game_id")).scalar_subquery())
+    .where(Seat.game_id == bindparam("game_id"))
+    .order_by(Seat.seat)
+    .options(joinedload(Seat.player))
+    .execution_options(populate_existing=True)
+)
+# Unlocked: everything in one statement.
 _LOAD_GAME = (
-    select(Game, _LAST_TALK)
+    select(Game)
     .where(Game.id == bindparam("game_id"))
     .options(joinedload(Game.seats).joinedload(Seat.player))
-    # Objects this session loaded before the lock (the sender's player) are refreshed too.
     .execution_options(populate_existing=True)
 )
 
