@@ -46,6 +46,7 @@ def test_a_game_loaded_after_waiting_for_its_lock_has_fresh_seats_and_players(sv
     held = load_game(holder, game_id)
     held.seats[2].decisions = 7
     held.seats[3].player.display_name = "Dora"
+    held.reminder_hours = 5  # the game row itself (read by the locking statement)
     holder.flush()
 
     seen: dict[str, object] = {}
@@ -55,6 +56,7 @@ def test_a_game_loaded_after_waiting_for_its_lock_has_fresh_seats_and_players(sv
             loaded = load_game(session, game_id)
             seen["decisions"] = loaded.seats[2].decisions
             seen["name"] = loaded.seats[3].player.display_name
+            seen["game"] = (loaded.reminder_hours, loaded.version)
 
     def someone_waits_for_a_lock() -> bool:
         # A fresh transaction each time: pg_stat_activity is a snapshot per transaction.
@@ -72,4 +74,4 @@ def test_a_game_loaded_after_waiting_for_its_lock_has_fresh_seats_and_players(sv
         holder.close()
         waiting.join(timeout=10)
     assert not waiting.is_alive()
-    assert seen == {"decisions": 7, "name": "Dora"}
+    assert seen == {"decisions": 7, "name": "Dora", "game": (5, held.version)}
