@@ -3,9 +3,14 @@ other brokers keep their own transport."""
 
 from __future__ import annotations
 
+from hashlib import sha1
 from pathlib import Path
 
+from kombu import Connection
+from redis import Redis
+
 from pbem.config import Settings
+from workers import broker
 from workers.app import make_celery
 from workers.broker import Channel
 
@@ -37,3 +42,39 @@ def test_other_brokers_keep_their_transport(tmp_path: Path) -> None:
     app = app_for(f"sqla+sqlite:///{tmp_path / 'broker.db'}", tmp_path)
     assert app.conf.broker_transport is None
     assert "sqlalchemy" in type(app.connection_for_write().transport).__module__
+
+
+def test_unacked_tasks_are_recorded_forgotten_and_restored_as_kombu_does(redis_url: str) -> None:
+    """A task delivered and not yet acknowledged is in kombu's "unacked" index and hash (written
+    here by one script); acknowledged, it is gone from both; a consumer that goes away without
+    acknowledging gives it back, and the next consumer gets the same task."""
+    redis_url = redis_url.rsplit("/", 1)[0] + "/7"  # a database of its own
+    client = Redis.from_url(redis_url)
+    client.flushdb()
+    client.script_flush()
+    scripts = [sha1(source.encode()).hexdigest() for source in (broker._RECORD_UNACKED, broker._FORGET_UNACKED)]
+    options = {"visibility_timeout": 3600}
+    with Connection(redis_url, transport="workers.broker:Transport", transport_options=options) as conn:
+        queue = conn.SimpleQueue("pbem-test")
+        queue.put({"move": 1})
+        queue.put({"move": 2})
+        first = queue.get(timeout=10)
+        assert first.payload == {"move": 1}
+        assert client.zcard("unacked_index") == 1 and client.hlen("unacked") == 1
+        (tag,) = client.hkeys("unacked")
+        assert tag.decode() == first.delivery_tag
+        first.ack()
+        assert client.zcard("unacked_index") == 0 and client.hlen("unacked") == 0
+        assert client.script_exists(*scripts) == [True, True]  # by the scripts, not kombu's transactions
+        second = queue.get(timeout=10)
+        assert second.payload == {"move": 2} and client.hlen("unacked") == 1
+        queue.close()  # without acknowledging the second
+    assert client.hlen("unacked") == 0
+    with Connection(redis_url, transport="workers.broker:Transport", transport_options=options) as conn:
+        queue = conn.SimpleQueue("pbem-test")
+        again = queue.get(timeout=10)
+        assert again.payload == {"move": 2}
+        again.ack()
+        queue.close()
+    assert client.zcard("unacked_index") == 0 and client.hlen("unacked") == 0
+    client.close()
