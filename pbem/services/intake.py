@@ -203,6 +203,8 @@ def _run_insert(conn: Any, prepared: tuple[Any, list[dict[str, Any]]] | None) ->
     if prepared is None:
         return []
     statement, rows = prepared
+    if len(rows) == 1:  # the usual mail: one execute, not SQLAlchemy's executemany path
+        return list(conn.execute(statement, rows[0]).scalars())
     return sorted(conn.execute(statement, rows).scalars())
 
 
