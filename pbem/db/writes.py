@@ -398,7 +398,9 @@ def _mark_written(session: Session, obj: Any, plan: _Plan) -> None:
     if plan.version is not None:
         set_committed_value(obj, plan.version, plan.next_version(state.dict[plan.version]))
     commit_all = getattr(state, "_commit_all", None)
-    if commit_all is not None and "_pending_mutations" not in state.__dict__:
+    # An empty ``_pending_mutations`` is only SQLAlchemy's memo being made (``set_committed_value``
+    # of a collection makes it): no change waits.
+    if commit_all is not None and not state.__dict__.get("_pending_mutations"):
         commit_all(state.dict, session.identity_map)
         return
     for key in list(state.committed_state):

@@ -13,6 +13,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from pbem.db.models import Game, GameStatus, Move, OutboundMessage, OutboundStatus, Seat, SeatStatus
 from pbem.db.session import make_engine, make_session_factory, transaction
 from pbem.db.writes import add_row, add_update, insert_rows, write_all
+from pbem.services.gamestore import load_game
 
 NOW = datetime(2024, 5, 17, 12, 0, tzinfo=UTC)
 MOVES = Move.__table__
@@ -126,6 +127,23 @@ def test_changed_games_and_seats_are_written_by_core_with_the_version_checked(fa
         assert (again.snapshot, again.next_seq, again.version) == ({"n": 1}, 2, version + 1)
         assert [(s.decisions, s.waiting_since) for s in sorted(again.seats, key=lambda s: s.seat)] == [
             (0, None), (1, NOW), (0, NOW), (0, NOW)]
+
+
+def test_a_game_loaded_for_a_move_leaves_the_orm_no_flush_at_commit(factory) -> None:  # type: ignore[no-untyped-def]
+    """A move's game, loaded locked with its seats (``load_game``), changed and committed: the
+    one write statement takes everything, and SQLAlchemy's flush never runs (it used to walk the
+    game at every commit, for nothing)."""
+    game_id = new_game(factory)
+    with transaction(factory) as session:
+        flushes: list[object] = []
+        event.listen(session, "before_flush", lambda *args: flushes.append(args))
+        game = load_game(session, game_id)
+        game.snapshot = {"n": 1}
+        game.seats[1].decisions = 1
+    assert flushes == []
+    with transaction(factory) as session:
+        again = load_game(session, game_id, lock=False)
+        assert (again.snapshot, again.seats[1].decisions) == ({"n": 1}, 1)
 
 
 def test_a_game_changed_meanwhile_is_refused(factory) -> None:  # type: ignore[no-untyped-def]
