@@ -321,7 +321,12 @@ def keep_open(relay: Relay) -> Relay:
     return KeptSmtpConnection(relay) if isinstance(relay, SmtpRelay) else relay
 
 
-_LEADING_PERIOD = re.compile(rb"(?m)^\.")
+def _quote_periods(raw: bytes) -> bytes:
+    """A period doubled at the start of every line, as ``smtplib`` does it (``(?m)^\\.``: after
+    each LF and at the very start), with ``bytes.replace``: the regex took 45 µs a mail."""
+    data = raw.replace(b"\n.", b"\n..")
+    return b"." + data if data.startswith(b".") else data
+
 #: A bare ``local@domain`` with nothing ``email.utils.parseaddr`` would read differently: no
 #: spaces, quotes, brackets, comments, routes, dots at the ends of a part or two in a row.
 _BARE_ADDRESS = re.compile(r"[^\s\"<>()\[\]\\,;:@.]+(?:\.[^\s\"<>()\[\]\\,;:@.]+)*"
@@ -364,7 +369,7 @@ def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], ra
         # The caller drops the connection, which also ends a transaction the relay left
         # waiting for its message (a 354 to a refused sender): nothing is delivered.
         raise problem
-    data = _LEADING_PERIOD.sub(b"..", raw)
+    data = _quote_periods(raw)
     if not data.endswith(b"\r\n"):
         data += b"\r\n"
     client.send(data + b".\r\n")

@@ -9,6 +9,7 @@ that a failed mail leaves the connection usable for the next.
 
 from __future__ import annotations
 
+import re
 import smtplib
 from collections.abc import Iterator
 
@@ -17,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pbem.devservers.lean_sink import LeanSmtpSink
-from pbem.mail.relay import KeptSmtpConnection, RelayError, SmtpRelay, _smtp_path
+from pbem.mail.relay import KeptSmtpConnection, RelayError, SmtpRelay, _quote_periods, _smtp_path
 
 SENDER = "bounces@hearts.test"
 
@@ -102,3 +103,9 @@ def test_the_pipelined_paths_are_smtplib_s(address: str) -> None:
     """MAIL FROM and RCPT TO name an address exactly as ``sendmail`` does (``quoteaddr``), bare
     addresses without parsing them."""
     assert _smtp_path(address) == smtplib.quoteaddr(address)
+
+
+@given(st.binary(max_size=64) | st.lists(st.sampled_from([b".", b"..", b"\r\n", b"\n", b"\r", b"a", b"\r\n."]),
+                                         max_size=24).map(b"".join))
+def test_periods_are_doubled_as_smtplib_doubles_them(raw: bytes) -> None:
+    assert _quote_periods(raw) == re.sub(rb"(?m)^\.", b"..", raw)  # smtplib's _quote_periods
