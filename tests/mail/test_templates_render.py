@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbem.engine.errors import Reason
 from pbem.mail.cards_display import SUIT_SYMBOLS
@@ -21,7 +23,7 @@ from pbem.mail.context import (
     YourTurn,
 )
 from pbem.mail.i18n import LANGUAGES
-from pbem.mail.render import MailRenderer
+from pbem.mail.render import MailRenderer, tidy_text
 from pbem.mail.samples import MOVE_REJECTIONS, REQUEST_REJECTIONS, sample_contexts, sample_game
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
@@ -298,3 +300,10 @@ def test_a_finished_games_mails_no_longer_ask_for_a_move(renderer, language) -> 
         assert footer[0] in part and footer[1] not in part
     for part in (ongoing.text, ongoing.html):
         assert footer[1] in part and footer[0] not in part
+
+
+@given(st.text(st.sampled_from(["a", "b", " ", "\t", "\n", "\r", "é"]), max_size=60))
+def test_text_parts_are_tidied_as_the_two_regexes_did(body: str) -> None:
+    """``tidy_text`` is the pair of substitutions it replaced, exactly."""
+    expected = re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", body)).strip("\n") + "\n"
+    assert tidy_text(body) == expected
