@@ -53,7 +53,7 @@ class RenderedMail:
 
 
 def tidy_text(body: str) -> str:
-    """A text part as sent: spaces and tabs at the ends of lines dropped, runs of blank lines
+    r"""A text part as sent: spaces and tabs at the ends of lines dropped, runs of blank lines
     made one, no blank lines at either end, one final line break.  (What
     ``re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", body)).strip("\n") + "\n"`` gives, in a
     fifth of its time: those two regexes were a tenth of a mail's rendering.)"""
