@@ -67,12 +67,14 @@ def make_engine(
 
 
 def _tune_psycopg(dbapi_connection: Any, _record: Any) -> None:
-    """Array parameters of ``pbem.db.writes`` go in binary (no per-byte escaping of ``bytea``)."""
+    """Array parameters of ``pbem.db.writes`` go in binary (``pbem.db.arrays``): packed by pbem,
+    or by psycopg's list dumper (no per-byte escaping of ``bytea``)."""
     from psycopg.types.array import ListBinaryDumper
 
-    from pbem.db.writes import BinaryArray
+    from pbem.db.arrays import BinaryArray, PackedArray, PackedArrayDumper
 
     dbapi_connection.adapters.register_dumper(BinaryArray, ListBinaryDumper)
+    dbapi_connection.adapters.register_dumper(PackedArray, PackedArrayDumper)
 
 
 def normalise_url(url: str | URL) -> URL:

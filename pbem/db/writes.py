@@ -45,7 +45,6 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
 __all__ = [
-    "BinaryArray",
     "PendingRow",
     "add_row",
     "add_update",
@@ -234,9 +233,9 @@ def _write_together(conn: Connection, parts: list[_Part]) -> None:
     statement, processors, outputs = _together_statement(tuple(part.shape() for part in parts), conn.dialect)
     params: dict[str, Any] = {}
     for n, (part, part_processors) in enumerate(zip(parts, processors)):
-        for k, (name, processor) in enumerate(part_processors):
+        for k, (name, processor, packer) in enumerate(part_processors):
             values = (row.get(name) for row in part.rows or ())
-            params[f"p{n}_{k}"] = BinaryArray(values if processor is None else map(processor, values))
+            params[f"p{n}_{k}"] = packer(values if processor is None else map(processor, values))
     result = conn.execute(statement, params).one()
     for (n, what), value in zip(outputs, result):
         part = parts[n]
@@ -270,9 +269,9 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
     if conn.dialect.name == "postgresql":
         part = _Part(table, "insert", columns, returning=returning, rows=list(rows))
         statement, processors, _outputs = _together_statement((part.shape(),), conn.dialect)
-        params = {f"p0_{k}": BinaryArray((row.get(name) for row in rows) if processor is None
-                                         else (processor(row.get(name)) for row in rows))
-                  for k, (name, processor) in enumerate(processors[0])}
+        params = {f"p0_{k}": packer((row.get(name) for row in rows) if processor is None
+                                    else (processor(row.get(name)) for row in rows))
+                  for k, (name, processor, packer) in enumerate(processors[0])}
         ids = conn.execute(statement, params).scalar()
         return sorted(ids or ()) if returning else [None] * len(rows)
     full = [{name: row.get(name) for name in columns} for row in rows]
@@ -283,20 +282,16 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
     return list(conn.execute(statement, full).scalars())
 
 
-class BinaryArray(list):  # type: ignore[type-arg]
-    """An array parameter psycopg sends in binary (``pbem.db.session`` registers its dumper on
-    PostgreSQL connections): a text array of ``bytea`` is escaped byte by byte in Python, about
-    0.1 ms per move for the outbox's raw mails.  Without the dumper it is sent as a plain list."""
-
-
 @functools.lru_cache(maxsize=128)
 def _together_statement(shapes: tuple[tuple[Any, ...], ...], dialect: Dialect) -> tuple[Any, Any, Any]:
-    """The statement for parts of these shapes, each part's (row key, bind processor) per array
-    parameter ``p<n>_<k>``, and what each output column is: ``(n, "ids")`` (the new ids of an
+    """The statement for parts of these shapes, each part's (row key, bind processor, array packer:
+    ``pbem.db.arrays``) per array parameter ``p<n>_<k>``, and what each output column is: ``(n, "ids")`` (the new ids of an
     insert that returns them) or ``(n, "matched")`` (rows a versioned update found).
 
     Serial ids are drawn in the order the rows are inserted, which ``ORDER BY`` fixes, so the
     sorted ids match the rows (SQLAlchemy's "insertmanyvalues" relies on the same rule)."""
+    from pbem.db.arrays import array_packer  # psycopg's: PostgreSQL only
+
     ctes: list[str] = []
     processors: list[tuple[tuple[str, Any], ...]] = []
     outputs: list[tuple[int, str]] = []
@@ -327,7 +322,7 @@ def _together_statement(shapes: tuple[tuple[Any, ...], ...], dialect: Dialect) -
                 sql += " RETURNING 1"
                 outputs.append((n, "matched"))
         ctes.append(f"w{n} AS ({sql})")
-        processors.append(tuple((row_key, type_.bind_processor(dialect))
+        processors.append(tuple((row_key, type_.bind_processor(dialect), array_packer(type_))
                                 for (row_key, _column), type_ in zip(names, types)))
     selected = [f"(SELECT array_agg(id) FROM w{n})" if what == "ids" else f"(SELECT count(*) FROM w{n})"
                 for n, what in outputs] or ["1"]
