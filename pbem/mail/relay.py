@@ -347,8 +347,8 @@ def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], ra
     ``SMTPSenderRefused`` / ``SMTPRecipientsRefused`` / ``SMTPDataError``); after an exception
     the caller drops the connection (``SmtpRelaySession``)."""
     options = f" SIZE={len(raw)}" if client.has_extn("size") else ""
-    commands = [f"MAIL FROM:{smtplib.quoteaddr(sender)}{options}"]
-    commands += [f"RCPT TO:{smtplib.quoteaddr(recipient)}" for recipient in recipients]
+    commands = [f"MAIL FROM:{_smtp_path(sender)}{options}"]
+    commands += [f"RCPT TO:{_smtp_path(recipient)}" for recipient in recipients]
     commands.append("DATA")
     client.send(("\r\n".join(commands) + "\r\n").encode("ascii"))
     # Every answer is read before judging any: the connection stays in step.
