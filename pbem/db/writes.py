@@ -284,16 +284,17 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
 
 @functools.lru_cache(maxsize=128)
 def _together_statement(shapes: tuple[tuple[Any, ...], ...], dialect: Dialect) -> tuple[Any, Any, Any]:
-    """The statement for parts of these shapes, each part's (row key, bind processor, array packer:
-    ``pbem.db.arrays``) per array parameter ``p<n>_<k>``, and what each output column is: ``(n, "ids")`` (the new ids of an
-    insert that returns them) or ``(n, "matched")`` (rows a versioned update found).
+    """The statement for parts of these shapes, each part's (row key, bind processor, array
+    packer: ``pbem.db.arrays``) per array parameter ``p<n>_<k>``, and what each output column
+    is: ``(n, "ids")`` (the new ids of an insert that returns them) or ``(n, "matched")`` (rows
+    a versioned update found).
 
     Serial ids are drawn in the order the rows are inserted, which ``ORDER BY`` fixes, so the
     sorted ids match the rows (SQLAlchemy's "insertmanyvalues" relies on the same rule)."""
     from pbem.db.arrays import array_packer  # psycopg's: PostgreSQL only
 
     ctes: list[str] = []
-    processors: list[tuple[tuple[str, Any], ...]] = []
+    processors: list[tuple[tuple[str, Any, Any], ...]] = []
     outputs: list[tuple[int, str]] = []
     for n, (table, kind, columns, keys, version, returning) in enumerate(shapes):
         if kind == "insert":

@@ -327,6 +327,7 @@ def _quote_periods(raw: bytes) -> bytes:
     data = raw.replace(b"\n.", b"\n..")
     return b"." + data if data.startswith(b".") else data
 
+
 #: A bare ``local@domain`` with nothing ``email.utils.parseaddr`` would read differently: no
 #: spaces, quotes, brackets, comments, routes, dots at the ends of a part or two in a row.
 _BARE_ADDRESS = re.compile(r"[^\s\"<>()\[\]\\,;:@.]+(?:\.[^\s\"<>()\[\]\\,;:@.]+)*"
