@@ -336,7 +336,7 @@ _BARE_ADDRESS = re.compile(r"[^\s\"<>()\[\]\\,;:@.]+(?:\.[^\s\"<>()\[\]\\,;:@.]+
 
 def _smtp_path(address: str) -> str:
     """``smtplib.quoteaddr(address)`` (``<address>`` for a bare address), without parsing a bare
-    one: ``parseaddr`` cost 0.2 ms of a move's four mails, for addresses that are all bare."""
+    one: ``parseaddr`` was 1% of a worker's CPU (about 0.1 ms a move), for addresses that are all bare."""
     return f"<{address}>" if _BARE_ADDRESS.fullmatch(address) else smtplib.quoteaddr(address)
 
 
