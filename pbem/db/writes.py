@@ -233,9 +233,7 @@ def _write_together(conn: Connection, parts: list[_Part]) -> None:
     statement, processors, outputs = _together_statement(tuple(part.shape() for part in parts), conn.dialect)
     params: dict[str, Any] = {}
     for n, (part, part_processors) in enumerate(zip(parts, processors)):
-        for k, (name, processor, packer) in enumerate(part_processors):
-            values = (row.get(name) for row in part.rows or ())
-            params[f"p{n}_{k}"] = packer(values if processor is None else map(processor, values))
+        params.update(_array_params(n, part_processors, part.rows or ()))
     result = conn.execute(statement, params).one()
     for (n, what), value in zip(outputs, result):
         part = parts[n]
@@ -243,6 +241,16 @@ def _write_together(conn: Connection, parts: list[_Part]) -> None:
             _set_ids(part, sorted(value or ()))
         elif value != len(part.rows or ()):
             raise _stale(part, value)
+
+
+def _array_params(n: int, part_processors: tuple[tuple[str, Any, Any], ...],
+                  rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Part ``n``'s array parameters ``p<n>_<k>``: each column's values, bound and packed."""
+    params: dict[str, Any] = {}
+    for k, (name, processor, packer) in enumerate(part_processors):
+        values = (row.get(name) for row in rows)
+        params[f"p{n}_{k}"] = packer(values if processor is None else map(processor, values))
+    return params
 
 
 def _set_ids(part: _Part, ids: Sequence[int | None]) -> None:
@@ -269,10 +277,7 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]
     if conn.dialect.name == "postgresql":
         part = _Part(table, "insert", columns, returning=returning, rows=list(rows))
         statement, processors, _outputs = _together_statement((part.shape(),), conn.dialect)
-        params = {f"p0_{k}": packer((row.get(name) for row in rows) if processor is None
-                                    else (processor(row.get(name)) for row in rows))
-                  for k, (name, processor, packer) in enumerate(processors[0])}
-        ids = conn.execute(statement, params).scalar()
+        ids = conn.execute(statement, _array_params(0, processors[0], rows)).scalar()
         return sorted(ids or ()) if returning else [None] * len(rows)
     full = [{name: row.get(name) for name in columns} for row in rows]
     if not returning:
