@@ -48,7 +48,7 @@ import ssl
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,10 +60,12 @@ __all__ = [
     "DEV_MAILBOX_DIRNAME",
     "DevMailbox",
     "KeptSmtpConnection",
+    "OutgoingMail",
     "Relay",
     "RelayError",
     "SmtpRelay",
     "bounce_address",
+    "deliver_each",
     "dev_mailbox_dir",
     "dev_mailbox_name",
     "keep_open",
@@ -104,6 +106,20 @@ def relay_session(relay: Relay) -> Iterator[Relay]:
         return
     with session() as opened:
         yield opened
+
+
+def deliver_each(relay: Relay, mails: Iterable[OutgoingMail]) -> dict[int, RelayError]:
+    """Hand over ``mails`` (``(raw, recipients, key)``, read lazily) in order on ``relay`` (or a
+    ``relay_session``); the failed ones by key, each mail succeeding or failing on its own."""
+    if isinstance(relay, SmtpRelaySession):
+        return relay.deliver_many(mails)
+    failures: dict[int, RelayError] = {}
+    for raw, recipients, key in mails:
+        try:
+            relay.deliver(raw, recipients=recipients, key=key)
+        except RelayError as error:
+            failures[key] = error
+    return failures
 
 
 def bounce_address(settings: Settings) -> str:
@@ -195,47 +211,123 @@ class SmtpRelay:
 
 
 class SmtpRelaySession:
-    """Mails handed over one after another on one connection to the relay."""
+    """Mails handed over one after another on one connection to the relay.
+
+    ``deliver_many`` hands over a run of mails (the mails of a move) and says which failed; to a
+    relay that offers PIPELINING the next mail's MAIL, RCPT and DATA go in the same write as the
+    message before it (RFC 2920 lets message content open a group of commands): the four mails
+    of a move in five round trips instead of eight.  ``deliver`` is one mail, its failure raised.
+    """
 
     def __init__(self, relay: SmtpRelay) -> None:
         self.relay = relay
         self._client: smtplib.SMTP | None = None
 
     def deliver(self, raw: bytes, *, recipients: list[str], key: int) -> None:
-        relay = self.relay
+        failures = self.deliver_many([(raw, recipients, key)])
+        if failures:
+            raise failures[key]
+
+    def deliver_many(self, mails: Iterable[OutgoingMail]) -> dict[int, RelayError]:
+        """Hand over ``mails`` (``(raw, recipients, key)``) in order; the failed ones by key.
+
+        ``mails`` is read lazily, one mail at a time, just before its envelope goes out (the
+        outbox renews its lease there).  Each mail succeeds or fails on its own: after a refusal
+        that leaves the connection in step (a refused message) the next mail follows on it;
+        after any other failure the connection is dropped and the next mail opens a fresh one.
+        A connection lost while a message's answer was outstanding fails that mail too (sent
+        again later: delivery is at least once).
+        """
         try:
-            if self._client is None:
-                self._client = relay._open()
+            return self._deliver_many(mails)
+        except BaseException:
+            # Raised by ``mails`` itself (or a bug): a message may be waiting for its content, so
+            # the connection is not in step for the next caller.
+            self._drop()
+            raise
+
+    def _deliver_many(self, mails: Iterable[OutgoingMail]) -> dict[int, RelayError]:
+        failures: dict[int, RelayError] = {}
+        pending: _Pending | None = None  # its DATA accepted; its content goes with the next write
+        for raw, recipients, key in mails:
+            try:
+                client = self._ready()
+                if not (client.does_esmtp and client.has_extn("pipelining")):
+                    refused = client.sendmail(self.relay.sender, recipients, raw)
+                    if refused:  # some recipients refused, the others got it
+                        failures[key] = _from_refusals(refused)
+                    continue
+                envelope = _envelope(client, self.relay.sender, recipients, raw)
+                client.send(pending.content + envelope if pending is not None else envelope)
+            except (smtplib.SMTPException, OSError) as error:
+                self._fail(error, [key] if pending is None else [pending.key, key], failures)
+                pending = None
+                continue
+            if pending is not None:
+                if not self._finish(client, pending, failures):  # the connection is gone
+                    failures[key] = failures[pending.key]
+                    pending = None
+                    continue
+            try:
+                refused = _read_envelope_replies(client, self.relay.sender, recipients)
+            except (smtplib.SMTPException, OSError) as error:
+                # The caller of a refusal drops the connection too, which also ends a transaction
+                # the relay left waiting for its message (a 354 to a refused sender).
+                self._fail(error, [key], failures)
+                pending = None
+                continue
+            pending = _Pending(key, _message_content(raw), refused)
+        if pending is not None:
             client = self._client
-            client.ehlo_or_helo_if_needed()
-            if client.does_esmtp and client.has_extn("pipelining"):
-                refused = _send_pipelined(client, relay.sender, recipients, raw)
+            assert client is not None  # dropped only by _fail, which forgets the pending mail
+            try:
+                client.send(pending.content)
+            except (smtplib.SMTPException, OSError) as error:
+                self._fail(error, [pending.key], failures)
             else:
-                refused = client.sendmail(relay.sender, recipients, raw)
-        except smtplib.SMTPRecipientsRefused as error:
-            self._drop()
-            raise _from_refusals(error.recipients) from error
-        except smtplib.SMTPResponseException as error:
-            self._drop()
+                self._finish(client, pending, failures)
+        return failures
+
+    def _ready(self) -> smtplib.SMTP:
+        if self._client is None:
+            self._client = self.relay._open()
+        self._client.ehlo_or_helo_if_needed()
+        return self._client
+
+    def _finish(self, client: smtplib.SMTP, pending: _Pending, failures: dict[int, RelayError]) -> bool:
+        """Read the answer to ``pending``'s content; False if that lost the connection."""
+        try:
+            code, message = client.getreply()
+        except (smtplib.SMTPException, OSError) as error:
+            self._fail(error, [pending.key], failures)
+            return False
+        if code != 250:  # refused, and the connection still in step
+            failures[pending.key] = self._relay_error(smtplib.SMTPDataError(code, message))
+        elif pending.refused:  # some recipients refused, the others got it
+            failures[pending.key] = _from_refusals(pending.refused)
+        return True
+
+    def _fail(self, error: Exception, keys: list[int], failures: dict[int, RelayError]) -> None:
+        """``error`` for the mails of ``keys``; the connection dropped."""
+        self._drop()
+        failure = self._relay_error(error)
+        for key in keys:
+            failures[key] = failure
+
+    def _relay_error(self, error: Exception) -> RelayError:
+        relay = self.relay
+        if isinstance(error, smtplib.SMTPRecipientsRefused):
+            failure = _from_refusals(error.recipients)
+        elif isinstance(error, smtplib.SMTPResponseException):
             # Sender refused, DATA refused, AUTH refused, STARTTLS refused...
             # AUTH failures are configuration problems: worth retrying once fixed.
-            permanent = error.smtp_code >= 500 and not isinstance(
-                error, smtplib.SMTPAuthenticationError
-            )
-            raise RelayError(
-                f"relay answered {error.smtp_code} {_text(error.smtp_error)}",
-                permanent=permanent,
-                code=error.smtp_code,
-            ) from error
-        except (smtplib.SMTPException, OSError) as error:  # connection, TLS, timeouts
-            self._drop()
-            raise RelayError(
-                f"relay {relay.host}:{relay.port} unreachable: {error!r}", permanent=False
-            ) from error
-        if refused:
-            # Some recipients refused, the others accepted: the message went out.
-            # Outbox rows have one recipient, so this only happens to other callers.
-            raise _from_refusals(refused)
+            permanent = error.smtp_code >= 500 and not isinstance(error, smtplib.SMTPAuthenticationError)
+            failure = RelayError(f"relay answered {error.smtp_code} {_text(error.smtp_error)}",
+                                 permanent=permanent, code=error.smtp_code)
+        else:  # connection, TLS, timeouts
+            failure = RelayError(f"relay {relay.host}:{relay.port} unreachable: {error!r}", permanent=False)
+        failure.__cause__ = error
+        return failure
 
     def _drop(self) -> None:
         """Forget the connection after an error: the next mail starts on a fresh one."""
@@ -340,18 +432,31 @@ def _smtp_path(address: str) -> str:
     return f"<{address}>" if _BARE_ADDRESS.fullmatch(address) else smtplib.quoteaddr(address)
 
 
-def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], raw: bytes) -> dict[str, tuple[int, bytes]]:
-    """``client.sendmail(sender, recipients, raw)`` with the commands pipelined (RFC 2920), for
-    a relay that offers PIPELINING: MAIL, the RCPTs and DATA go in one write and their answers
-    are read together, then the message: two round trips a mail instead of three plus one
-    per recipient.  Same answers and exceptions as ``sendmail`` (the refused recipients, or
-    ``SMTPSenderRefused`` / ``SMTPRecipientsRefused`` / ``SMTPDataError``); after an exception
-    the caller drops the connection (``SmtpRelaySession``)."""
+#: One mail of a run: its raw bytes, its envelope recipients and its key (the outbox row).
+OutgoingMail = tuple[bytes, list[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A mail whose DATA the relay accepted: its content is sent with the next write."""
+
+    key: int
+    content: bytes  # periods doubled, ending in CRLF "." CRLF
+    refused: dict[str, tuple[int, bytes]]  # recipients refused while others were accepted
+
+
+def _envelope(client: smtplib.SMTP, sender: str, recipients: list[str], raw: bytes) -> bytes:
+    """MAIL, the RCPTs and DATA for one mail, as one pipelined group (RFC 2920)."""
     options = f" SIZE={len(raw)}" if client.has_extn("size") else ""
     commands = [f"MAIL FROM:{_smtp_path(sender)}{options}"]
     commands += [f"RCPT TO:{_smtp_path(recipient)}" for recipient in recipients]
     commands.append("DATA")
-    client.send(("\r\n".join(commands) + "\r\n").encode("ascii"))
+    return ("\r\n".join(commands) + "\r\n").encode("ascii")
+
+
+def _read_envelope_replies(client: smtplib.SMTP, sender: str, recipients: list[str]) -> dict[str, tuple[int, bytes]]:
+    """The answers to ``_envelope``'s group, judged as ``sendmail`` judges them: the refused
+    recipients, or ``SMTPSenderRefused`` / ``SMTPRecipientsRefused`` / ``SMTPDataError``."""
     # Every answer is read before judging any: the connection stays in step.
     mail_reply = client.getreply()
     rcpt_replies = [client.getreply() for _ in recipients]
@@ -359,25 +464,21 @@ def _send_pipelined(client: smtplib.SMTP, sender: str, recipients: list[str], ra
     refused = {
         recipient: reply for recipient, reply in zip(recipients, rcpt_replies) if reply[0] not in (250, 251)
     }
-    problem: smtplib.SMTPException | None = None
     if mail_reply[0] != 250:
-        problem = smtplib.SMTPSenderRefused(mail_reply[0], mail_reply[1], sender)
-    elif len(refused) == len(recipients):
-        problem = smtplib.SMTPRecipientsRefused(refused)
-    elif data_reply[0] != 354:
-        problem = smtplib.SMTPDataError(*data_reply)
-    if problem is not None:
-        # The caller drops the connection, which also ends a transaction the relay left
-        # waiting for its message (a 354 to a refused sender): nothing is delivered.
-        raise problem
+        raise smtplib.SMTPSenderRefused(mail_reply[0], mail_reply[1], sender)
+    if len(refused) == len(recipients):
+        raise smtplib.SMTPRecipientsRefused(refused)
+    if data_reply[0] != 354:
+        raise smtplib.SMTPDataError(*data_reply)
+    return refused
+
+
+def _message_content(raw: bytes) -> bytes:
+    """What follows a 354: the message with its periods doubled, then CRLF "." CRLF."""
     data = _quote_periods(raw)
     if not data.endswith(b"\r\n"):
         data += b"\r\n"
-    client.send(data + b".\r\n")
-    code, message = client.getreply()
-    if code != 250:
-        raise smtplib.SMTPDataError(code, message)
-    return refused
+    return data + b".\r\n"
 
 
 def _from_refusals(refusals: dict[str, tuple[int, bytes]]) -> RelayError:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -60,7 +60,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import KeptConnections, single_statement, transaction
-from pbem.mail.relay import Relay, RelayError, make_relay, relay_session
+from pbem.mail.relay import OutgoingMail, Relay, RelayError, deliver_each, make_relay, relay_session
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -227,15 +227,18 @@ def _deliver(
     ``lease_until`` (a short claim taken at commit), the lease of the mails not yet sent is
     extended to the full one once half of it has passed."""
     relay = relay or getattr(svc, "relay", None) or make_relay(svc.settings)
-    failures: dict[int, RelayError] = {}
     results: dict[int, SendResult] = {}
     renew_at = None if lease_until is None else lease_until - policy.claimed_lease / 2
-    with relay_session(relay) as session:
-        for outbound_id, claim in list(claims.items()):
+
+    def to_send() -> Iterator[OutgoingMail]:
+        """The claimed mails in order, each taken just before it goes out (mails ahead of it may
+        still be on their way: the relay pipelines them)."""
+        nonlocal renew_at
+        for outbound_id in list(claims):
             if outbound_id not in claims:  # lost when the lease was renewed
                 continue
             if renew_at is not None and svc.clock.now() >= renew_at:
-                rest = [i for i in claims if i not in failures and i >= outbound_id]
+                rest = [i for i in claims if i >= outbound_id]
                 kept = _renew(svc, rest, lease_until, policy)  # type: ignore[arg-type]
                 for lost in set(rest) - kept:  # another sender took over: leave them to it
                     claims.pop(lost)
@@ -243,10 +246,11 @@ def _deliver(
                 renew_at = None
                 if outbound_id not in kept:
                     continue
-            try:
-                session.deliver(claim.raw, recipients=[claim.recipient], key=outbound_id)
-            except RelayError as error:
-                failures[outbound_id] = error
+            claim = claims[outbound_id]
+            yield claim.raw, [claim.recipient], outbound_id
+
+    with relay_session(relay) as session:
+        failures = deliver_each(session, to_send())
     results.update(_record(svc, claims, failures, policy))
     return results
 
