@@ -7,7 +7,8 @@
   (``relay_session``: the mails of one move), one per mail through ``deliver``.
   ``KeptSmtpConnection`` (``keep_open``) keeps one connection open across batches: a
   worker process sends the mails of move after move on it.  A relay that offers PIPELINING
-  (RFC 2920; Postfix does) gets each mail in two round trips instead of four.
+  (RFC 2920; Postfix does) gets each mail in two round trips instead of four, and a run of
+  mails (``deliver_each``: the mails of a move) in one more round trip than it has mails.
 - ``DevMailbox`` when it is empty (``pbem serve`` on a laptop): the mail is
   written to a file, and the web front shows it.
 
