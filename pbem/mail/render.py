@@ -8,8 +8,9 @@ compiled once per format, so the same sentence prints ``Q♠`` in the text part 
 black ``<span>`` in the HTML part while translators see it once.
 
 Template layout (``templates/email/``): ``<kind>.txt`` and ``<kind>.html`` per kind of mail,
-extending ``_layout.txt`` / ``_layout.html`` and importing ``_macros.txt`` /
-``_macros.html`` and ``_phrases.jinja``.  The text layout's first line is the Subject and its
+extending ``_layout.txt`` / ``_layout.html``.  Every template sees the shared macros as globals:
+``p`` (``_phrases.jinja``), ``t`` (``_time.jinja``) and ``m`` (``_macros.txt`` or
+``_macros.html``, by format); an ``{% import .. as p %}`` of its own still works.  The text layout's first line is the Subject and its
 second the sender's display name, so subjects are translated like everything else.
 """
 
@@ -243,6 +244,11 @@ def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[st
     return {"_": gettext_, "gettext": gettext_, "ngettext": ngettext_}
 
 
+#: The shared macros every template sees, by the name it calls them by, in loading order:
+#: ``p`` the sentences, ``t`` the times and deadlines, ``m`` the hands, tables and scores.
+_MACRO_MODULES: tuple[tuple[str, str], ...] = (
+    ("p", "_phrases.jinja"), ("t", "_time.jinja"), ("m", "_macros.{suffix}"))
+
 #: Macros whose output depends only on their arguments (they are imported without context, so
 #: they see nothing but their arguments and the environment's language and format) and that
 #: are called with plain values (tuples, strings, numbers, frozen dataclasses).  Their output is
@@ -333,9 +339,14 @@ class MailRenderer:
         env.globals.update(_make_gettext(translations, html))
         env.filters.update(_make_filters(Locale.parse(language), html))
         env.globals["language"] = language
+        # The shared macros as globals, each loaded once the ones it uses are there (every
+        # template sees the globals as they were when it was loaded): an ``{% import %}`` in
+        # each template and its layout, on each render, was a tenth of a mail's rendering.
+        for alias, name in _MACRO_MODULES:
+            env.globals[alias] = env.get_template(name.format(suffix="html" if html else "txt")).module
         for name, macros in _PURE_MACROS.items():
-            # The module object every ``{% import %}`` of ``name`` gets (Jinja keeps one per
-            # template when the importer's globals are the environment's, as here).
+            # The module object of each global above (and of any ``{% import %}`` of ``name``:
+            # Jinja keeps one per template when the importer's globals are the environment's).
             module = env.get_template(name).module
             for macro in macros:
                 setattr(module, macro, _CachedMacro(getattr(module, macro)))
