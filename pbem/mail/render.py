@@ -10,8 +10,9 @@ black ``<span>`` in the HTML part while translators see it once.
 Template layout (``templates/email/``): ``<kind>.txt`` and ``<kind>.html`` per kind of mail,
 extending ``_layout.txt`` / ``_layout.html``.  Every template sees the shared macros as globals:
 ``p`` (``_phrases.jinja``), ``t`` (``_time.jinja``) and ``m`` (``_macros.txt`` or
-``_macros.html``, by format); an ``{% import .. as p %}`` of its own still works.  The text layout's first line is the Subject and its
-second the sender's display name, so subjects are translated like everything else.
+``_macros.html``, by format); an ``{% import .. as p %}`` of its own still works.  The text
+layout's first line is the Subject and its second the sender's display name, so subjects are
+translated like everything else.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 ``SmtpRelaySession`` then sends MAIL, RCPT and DATA in one write and the message in a second,
 and in a run of mails (``deliver_many``) the next mail's MAIL, RCPT and DATA go in the write of
-the message before it: n mails in n + 1 round trips.  The relay here is ``LeanSmtpSink``, a real SMTP server on 127.0.0.1
-that advertises PIPELINING and can refuse a recipient or a message.  Each test also checks that
+the message before it: n mails in n + 1 round trips.  The relay here is ``LeanSmtpSink``, a
+real SMTP server on 127.0.0.1 that advertises PIPELINING and can refuse a recipient or a message.  Each test also checks that
 the pipelined path was the one taken (smtplib's own ``sendmail`` is made to fail loudly), and
 that a failed mail leaves the connection usable for the next.
 """
