@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from pbem.bench import spy
+from pbem.bench.loadgen import SmtpClient, SmtpReplyError
 from pbem.bench.procstat import cpu_seconds
 
 __all__ = ["main", "reply"]
@@ -84,15 +85,18 @@ def _client(port: int, mails: int, connections: int, rate: float, run: str) -> N
         return k
 
     def send() -> None:
-        with smtplib.SMTP("127.0.0.1", port, local_hostname="load.test", timeout=60) as client:
-            client.ehlo()
+        # The client of ``pbem bench e2e``'s senders: MAIL, RCPT and DATA pipelined, as the front
+        # offers PIPELINING.
+        client = SmtpClient("127.0.0.1", port, timeout=60)
+        try:
             while (k := next_number()) is not None:
                 try:
-                    client.sendmail(f"p{k % 50}@load.test", [f"g{k % 50}.s1.abcdef0123456789@{DOMAIN}"],
-                                    reply(k, run))
-                except smtplib.SMTPException as exc:
+                    client.send(f"p{k % 50}@load.test", f"g{k % 50}.s1.abcdef0123456789@{DOMAIN}", reply(k, run))
+                except SmtpReplyError as exc:
                     with lock:
                         failures.append(repr(exc))
+        finally:
+            client.quit()
 
     threads = [threading.Thread(target=send) for _ in range(connections)]
     for thread in threads:

@@ -196,9 +196,10 @@ class SmtpReplyError(Exception):
 
 class SmtpClient:
     """One SMTP connection as a sending mail server keeps it: EHLO once, then any number of
-    ``MAIL``/``RCPT``/``DATA`` transactions, one command per round trip (the front does not
-    offer PIPELINING), ``SIZE``, ``BODY=8BITMIME`` (and ``SMTPUTF8`` for a non-ASCII address)
-    given when the front offers them.
+    ``MAIL``/``RCPT``/``DATA`` transactions; with PIPELINING (RFC 2920, as Postfix and the big
+    providers' servers send when offered) the three go in one write, else one command per round
+    trip; ``SIZE``, ``BODY=8BITMIME`` (and ``SMTPUTF8`` for a non-ASCII address) given when the
+    front offers them.
 
     It replaces smtplib, which spent about twice the CPU a mail (130 against 70 µs, one sender
     on loopback) on what a load generator does not need: both addresses parsed again by
@@ -221,6 +222,7 @@ class SmtpClient:
         self.extensions = {line.split(b" ", 1)[0].upper() for line in lines[1:]}
         self._body_param = " BODY=8BITMIME" if b"8BITMIME" in self.extensions else ""
         self._size = b"SIZE" in self.extensions
+        self._pipelining = b"PIPELINING" in self.extensions
 
     def _reply(self) -> tuple[int, list[bytes]]:
         """The next complete reply: its code and its lines' texts."""
@@ -260,10 +262,26 @@ class SmtpClient:
         params = f" SIZE={len(raw)}{self._body_param}" if self._size else self._body_param
         if not (sender.isascii() and recipient.isascii()) and b"SMTPUTF8" in self.extensions:
             params += " SMTPUTF8"  # RFC 6531
+        commands = [(f"MAIL FROM:<{sender}>{params}", (250,)), (f"RCPT TO:<{recipient}>", (250, 251)),
+                    ("DATA", (354,))]
         try:
-            self._command(f"MAIL FROM:<{sender}>{params}", 250)
-            self._command(f"RCPT TO:<{recipient}>", 250, 251)
-            self._command("DATA", 354)
+            if self._pipelining:
+                self.sock.sendall("".join(f"{line}\r\n" for line, _ in commands).encode("utf-8"))
+                problems = []  # every answer read before judging any: the connection stays in step
+                data_accepted = False
+                for line, codes in commands:
+                    try:
+                        self._expect(line.split(":", 1)[0], *codes)
+                        data_accepted = line == "DATA"
+                    except SmtpReplyError as error:
+                        problems.append(error)
+                if problems:
+                    if data_accepted:  # RFC 2920 3.1: DATA taken all the same: end the message
+                        self._command(".", 250, 554)
+                    raise problems[0]
+            else:
+                for line, codes in commands:
+                    self._command(line, *codes)
         except SmtpReplyError:
             self._command("RSET", 250)
             raise

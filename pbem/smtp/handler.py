@@ -6,6 +6,9 @@ answer; no game logic runs here (the worker parses and applies it later).
 
 Answers:
 
+- EHLO offers PIPELINING (RFC 2920) besides aiosmtpd's own extensions: a sending server
+  then gives MAIL, RCPT and DATA in one write, and the message in a second (aiosmtpd reads
+  commands in order from its buffer, so a group is answered as if sent one by one).
 - RCPT to an address outside ``PBEM_MAIL_DOMAIN``: ``550 5.7.1``: this server
   is never an open relay.  ``postmaster@<domain>`` (and bare ``postmaster``,
   which RFC 5321 says must be accepted) is in the domain like any other address.
@@ -83,6 +86,13 @@ class InboundHandler:
         if threads is not None:
             threads.shutdown(wait=True)
         self._connections.close()
+
+    async def handle_EHLO(
+        self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
+    ) -> list[str]:
+        """aiosmtpd's EHLO answer, with PIPELINING before its last line."""
+        session.host_name = hostname  # what aiosmtpd does itself when there is no hook
+        return [*responses[:-1], "250-PIPELINING", responses[-1]]
 
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]

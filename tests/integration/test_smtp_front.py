@@ -319,3 +319,22 @@ def test_no_starttls_without_a_certificate(front: Front) -> None:
     with front.client() as client:
         client.ehlo("client.example")
         assert not client.has_extn("starttls")
+
+
+def test_pipelining_is_offered_and_a_pipelined_group_is_answered_in_order(front: Front) -> None:
+    """RFC 2920: MAIL, RCPT (one refused) and DATA in one write, their answers in order, then
+    the message: only our recipient gets it."""
+    with front.client() as client:
+        client.ehlo("client.example")
+        assert client.has_extn("pipelining")
+        client.send(f"MAIL FROM:<ana@example.com>\r\nRCPT TO:<victim@example.com>\r\n"
+                    f"RCPT TO:<new@{DOMAIN}>\r\nDATA\r\n")
+        assert [client.getreply()[0] for _ in range(4)] == [250, 550, 250, 354]
+        client.send(message() + b".\r\n")
+        assert client.getreply()[0] == 250
+        # A group whose every recipient is refused: DATA is refused too, and nothing is stored.
+        client.send("MAIL FROM:<spammer@example.com>\r\nRCPT TO:<victim@example.com>\r\nDATA\r\n")
+        assert [client.getreply()[0] for _ in range(3)] == [250, 550, 503]
+        client.send("RSET\r\n")
+        assert client.getreply()[0] == 250
+    assert [r.recipient for r in front.rows()] == [f"new@{DOMAIN}"]
