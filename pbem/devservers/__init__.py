@@ -2,8 +2,8 @@
 
 PostgreSQL (``initdb``/``pg_ctl`` in a temporary directory, under ``runuser`` when
 run as root), Redis (no persistence), an SMTP sink (aiosmtpd, capturing what it
-receives), a real Celery worker subprocess, free ports, and polling with a
-deadline.  They live in the package, not in ``tests/``, so ``pbem bench e2e`` runs
+receives) and a real Celery worker subprocess, each a ``DevServer`` (``with … as
+server``); free ports, and polling with a deadline.  They live in the package, not in ``tests/``, so ``pbem bench e2e`` runs
 without the test suite; ``tests/harness`` re-exports them for the fixtures.
 Nothing here runs at import time.
 """

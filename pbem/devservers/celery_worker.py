@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pbem.devservers.lifecycle import DevServer
 from pbem.devservers.waiting import WaitTimeout, wait_for
 
 __all__ = ["CeleryWorker", "CeleryWorkerError", "pbem_environment"]
@@ -39,7 +40,7 @@ def pbem_environment(settings_env: Mapping[str, str]) -> dict[str, str]:
     return base | dict(settings_env)
 
 
-class CeleryWorker:
+class CeleryWorker(DevServer):
     """One worker process (a prefork pool of ``concurrency`` children by default)."""
 
     def __init__(
@@ -119,11 +120,6 @@ class CeleryWorker:
                 process.wait(timeout=10)
         return process.returncode
 
-    def __enter__(self) -> CeleryWorker:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # -- looking inside ----------------------------------------------------------
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from pbem.devservers.lifecycle import DevServer
 from pbem.devservers.ports import free_port
 
 TEST_USER = "pbemtest"
@@ -56,7 +57,7 @@ def ensure_system_user(name: str = TEST_USER) -> pwd.struct_passwd:
         raise PostgresError(f"could not create user {name}: {result.stderr.strip()}") from None
 
 
-class PostgresServer:
+class PostgresServer(DevServer):
     """One PostgreSQL cluster in a temporary directory.  Use as a context manager
     or call ``start()`` / ``stop()``."""
 
@@ -119,11 +120,6 @@ class PostgresServer:
         shutil.rmtree(self.base_dir, ignore_errors=True)
         self.base_dir = None
 
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # -- databases -------------------------------------------------------------
 

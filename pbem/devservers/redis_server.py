@@ -9,6 +9,7 @@ from pathlib import Path
 
 import redis
 
+from pbem.devservers.lifecycle import DevServer
 from pbem.devservers.ports import free_port
 from pbem.devservers.waiting import WaitTimeout, wait_for
 
@@ -17,7 +18,7 @@ class RedisServerError(RuntimeError):
     """redis-server is missing or would not start."""
 
 
-class RedisServer:
+class RedisServer(DevServer):
     """``redis-server --port N --save "" --appendonly no --bind 127.0.0.1``."""
 
     def __init__(self) -> None:
@@ -79,11 +80,6 @@ class RedisServer:
             shutil.rmtree(self.base_dir, ignore_errors=True)
             self.base_dir = None
 
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 def _pings(client: redis.Redis) -> bool:

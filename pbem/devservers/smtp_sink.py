@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from typing import Any, Self
+from typing import Any
 
 from aiosmtpd.controller import Controller
 
+from pbem.devservers.lifecycle import DevServer
 from pbem.devservers.ports import free_port
 from pbem.devservers.waiting import wait_for
 
@@ -53,7 +54,7 @@ class _Handler:
         return "250 OK"
 
 
-class CapturingSink:
+class CapturingSink(DevServer):
     """What both SMTP sinks (``SmtpSink``, ``LeanSmtpSink``) share: the mail they keep, in a
     thread-safe list (``_add`` is called by the server for each message, in its own thread;
     ``messages``, ``wait_for_messages``, ``wait_for_message`` and ``to`` read them), and their
@@ -65,18 +66,6 @@ class CapturingSink:
         self.received = 0
         self._messages: list[CapturedMessage] = []
         self._lock = threading.Lock()
-
-    def start(self) -> Self:
-        raise NotImplementedError
-
-    def stop(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     @property
     def host(self) -> str:
