@@ -26,8 +26,11 @@ What a client may send (RFC 5321, with the RFC 1869 ESMTP extensions it advertis
 ``CRLF`` (so a non-empty message ends with one), dot-unstuffed, without the final ``.``.
 
 Test hooks for clients' error paths: ``refuse_recipients`` (``RCPT TO`` one of them: ``550
-5.1.1``) and ``refuse_data_from_recipients`` (a message whose envelope includes one of them:
-``554 5.6.0`` after its data, and nothing captured); both compared case-insensitively.
+5.1.1``), ``refuse_data_from_recipients`` (a message whose envelope includes one of them:
+``554 5.6.0`` after its data, and nothing captured) and ``hang_up_after_data_from_recipients``
+(such a message is captured, then the connection is closed before its ``250`` and before
+anything after it in the input is read: a relay that crashed at that moment); all compared
+case-insensitively.
 """
 
 from __future__ import annotations
@@ -247,6 +250,9 @@ class _Session(asyncio.Protocol):
             log.exception("the SMTP sink's on_message failed")
             out.append(R_HANDLER_FAILED)
             return True
+        if sink._hang_up and any(r.lower() in sink._hang_up for r in rcpt_tos):
+            self.closing = True  # kept, but its 250 never sent: a relay that crashed right then
+            return True
         out.append(R_QUEUED)
         return True
 
@@ -408,12 +414,14 @@ class LeanSmtpSink(CapturingSink):
         max_size: int = 33554432,
         refuse_recipients: Collection[str] = (),
         refuse_data_from_recipients: Collection[str] = (),
+        hang_up_after_data_from_recipients: Collection[str] = (),
     ) -> None:
         super().__init__(on_message=on_message, keep=keep)
         self.hostname = hostname
         self.max_size = max_size
         self._refuse_rcpt = frozenset(a.lower() for a in refuse_recipients)
         self._refuse_data = frozenset(a.lower() for a in refuse_data_from_recipients)
+        self._hang_up = frozenset(a.lower() for a in hang_up_after_data_from_recipients)
         self._sessions: set[_Session] = set()
         self._greeting = _reply(f"220 {hostname} ESMTP pbem lean sink")
         self._helo = _reply(f"250 {hostname}")
