@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, event, insert, inspect, text, update
+from sqlalchemy import Table, bindparam, column, event, insert, inspect, text, update
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
@@ -332,8 +332,11 @@ def _together_statement(shapes: tuple[tuple[Any, ...], ...], dialect: Dialect) -
                                 for (row_key, _column), type_ in zip(names, types)))
     selected = [f"(SELECT array_agg(id) FROM w{n})" if what == "ids" else f"(SELECT count(*) FROM w{n})"
                 for n, what in outputs] or ["1"]
-    sql = f"WITH {', '.join(ctes)} SELECT {', '.join(selected)}"
-    return text(sql), tuple(processors), tuple(outputs)
+    sql = f"WITH {', '.join(ctes)} SELECT {', '.join(f'{value} AS o{i}' for i, value in enumerate(selected))}"
+    # The result's columns declared: SQLAlchemy then keeps the result's metadata with the compiled
+    # statement instead of building it from the cursor's description at every run.
+    statement = text(sql).columns(*(column(f"o{i}") for i in range(len(selected))))
+    return statement, tuple(processors), tuple(outputs)
 
 
 @functools.lru_cache(maxsize=256)
