@@ -81,6 +81,13 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def non_negative_days(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(f"expected a number of days, 0 or more, got {text!r}")
+    return value
+
+
 def one_of(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip().lower()
@@ -240,6 +247,11 @@ class Settings:
     sweep_seconds: float = setting(
         "PBEM_SWEEP_SECONDS", 30.0, positive_seconds,
         doc="how often beat queues the sweep that re-queues mail left pending",
+    )
+    mail_retention_days: float = setting(
+        "PBEM_MAIL_RETENTION_DAYS", 30.0, non_negative_days,
+        doc="days the bytes of settled mails are kept (sent or failed out, processed in; "
+        "the sweep empties older ones, the rows stay; 0: kept forever)",
     )
 
     # Tests only: a file holding seconds added to the real time, read by every process's clock.

@@ -27,6 +27,7 @@ from pbem.services.outbox import (
     send_outbound_batch,
     stale_inbound,
 )
+from pbem.services.retention import forget_old_mail
 from workers.queueing import PROCESS_INBOUND, SEND_MAIL, SWEEP, queue_inbound, queue_outbound
 from workers.app import TICK
 
@@ -109,7 +110,8 @@ def send_mail(self: Task, outbound_ids: list[int]) -> dict[str, str]:
 @shared_task(bind=True, name=SWEEP, **_DB_RETRY)
 def sweep(self: Task) -> dict[str, int]:
     """Re-queue what was left behind: inbound rows pending for over a minute (their
-    task was lost) and outbox rows due for (re)sending.  Queued by beat."""
+    task was lost) and outbox rows due for (re)sending; then empty the bytes of the
+    settled mails older than the retention (``pbem.services.retention``).  Queued by beat."""
     svc = self.app.services()
     now = svc.clock.now()
     inbound_ids = stale_inbound(svc, now)
@@ -118,7 +120,9 @@ def sweep(self: Task) -> dict[str, int]:
     queue_outbound(self.app, outbound_ids)
     if inbound_ids or outbound_ids:
         log.info("sweep re-queued %d inbound, %d outbound", len(inbound_ids), len(outbound_ids))
-    return {"inbound": len(inbound_ids), "outbound": len(outbound_ids)}
+    forgotten = forget_old_mail(svc, now)
+    return {"inbound": len(inbound_ids), "outbound": len(outbound_ids),
+            "inbound_emptied": forgotten.inbound, "outbound_emptied": forgotten.outbound}
 
 
 @shared_task(bind=True, name=TICK, **_DB_RETRY)

@@ -52,6 +52,8 @@ NAMING_CONVENTION = {
 
 ADDRESS_LENGTH = 320  # 64 local part + @ + 255 domain
 MESSAGE_ID_LENGTH = 998  # the longest line RFC 5322 allows
+#: A mail's bytes are still kept (the retention sweep empties them: pbem.services.retention).
+RAW_KEPT = text("length(raw) > 0")
 
 
 class Base(DeclarativeBase):
@@ -305,6 +307,7 @@ class InboundMessage(Base):
     __table_args__ = (
         UniqueConstraint("message_key", "recipient"),
         Index(None, "status"),
+        Index("ix_inbound_messages_raw_kept", "received_at", postgresql_where=RAW_KEPT, sqlite_where=RAW_KEPT),
     )
 
     @validates("recipient")
@@ -340,6 +343,9 @@ class OutboundMessage(Base):
     __table_args__ = (
         Index(None, "status", "next_attempt_at"),  # the sender's and the sweep's query
         Index(None, "recipient", "created_at"),  # per-address daily caps
+        # The mails whose bytes are still kept, by age: what the retention sweep clears
+        # (pbem.services.retention); it holds only the retention window's rows.
+        Index("ix_outbound_messages_raw_kept", "created_at", postgresql_where=RAW_KEPT, sqlite_where=RAW_KEPT),
     )
 
 

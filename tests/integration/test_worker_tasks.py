@@ -173,7 +173,7 @@ def test_a_failed_send_is_retried_after_its_backoff_by_the_sweep(make_env, start
 
         relay = start_relay(HeldRelay(), port)
         env.celery.send_task(SWEEP)  # too early: the row is not due for 30 s
-        worker.wait_for_log("'outbound': 0}")
+        worker.wait_for_log("'outbound': 0, ")
         assert env.outbound(outbound_id).attempts == 1
 
         env.clock.advance(seconds=31)  # the worker reads the same offset file
