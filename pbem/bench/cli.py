@@ -20,6 +20,17 @@ def engine(rounds: int, seconds: float) -> None:
     run(rounds=rounds, seconds=seconds, echo=click.echo)
 
 
+@bench.command("retention")
+@click.option("--days", default=45, show_default=True, help="simulated days")
+@click.option("--mails-per-day", default=400, show_default=True)
+@click.option("--retention-days", default=30.0, show_default=True, help="PBEM_MAIL_RETENTION_DAYS (0: keep)")
+def retention(days: int, mails_per_day: int, retention_days: float) -> None:
+    """The outbox's size on disk over simulated days, with mail retention (PostgreSQL)."""
+    from .retention import run
+
+    run(days=days, mails_per_day=mails_per_day, retention_days=retention_days, echo=click.echo)
+
+
 @bench.command("e2e")
 @click.option("--database", type=click.Choice(["postgresql", "sqlite"]), default="postgresql", show_default=True)
 @click.option("--rates", default="10,25,50,100,150,200,250", show_default=True, help="offered moves/s, in steps")
