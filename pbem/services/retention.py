@@ -72,15 +72,16 @@ def _oldest_kept(table: Table, age: str, settled: tuple[str, ...]) -> Any:
     )
 
 
-def _forget_statement(oldest: Any) -> Any:
-    table = oldest.selected_columns.id.table
+def _forget_statement(table: Table, oldest: Any) -> Any:
     return update(table).where(table.c.id.in_(oldest.scalar_subquery())).values(raw=b"")
 
 
-_OLDEST_OUT = _oldest_kept(OutboundMessage.__table__, "created_at", _SETTLED_OUT)
-_OLDEST_IN = _oldest_kept(InboundMessage.__table__, "received_at", _SETTLED_IN)
-_FORGET_OUT = _forget_statement(_OLDEST_OUT)
-_FORGET_IN = _forget_statement(_OLDEST_IN)
+_OUTBOX = OutboundMessage.__table__
+_INBOX = InboundMessage.__table__
+_OLDEST_OUT = _oldest_kept(_OUTBOX, "created_at", _SETTLED_OUT)
+_OLDEST_IN = _oldest_kept(_INBOX, "received_at", _SETTLED_IN)
+_FORGET_OUT = _forget_statement(_OUTBOX, _OLDEST_OUT)
+_FORGET_IN = _forget_statement(_INBOX, _OLDEST_IN)
 
 
 def forget_old_mail(svc: _RetentionServices, now: datetime, *, batch: int = RETENTION_BATCH,
@@ -93,7 +94,7 @@ def forget_old_mail(svc: _RetentionServices, now: datetime, *, batch: int = RETE
     counts = [_forget(svc, statement, cutoff, batch, max_batches) for statement in (_FORGET_IN, _FORGET_OUT)]
     forgotten = Forgotten(inbound=counts[0], outbound=counts[1])
     if counts[0] or counts[1]:
-        log.info("retention: emptied %d received and %d sent mails older than %s days",
+        log.info("retention: emptied %d received and %d outgoing mails older than %s days",
                  forgotten.inbound, forgotten.outbound, days)
     return forgotten
 
