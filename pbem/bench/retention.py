@@ -33,6 +33,7 @@ def run(*, days: int, mails_per_day: int, retention_days: float, echo: Callable[
     from pbem.config import Settings
     from pbem.db import migrate
     from pbem.db.models import OutboundMessage, OutboundStatus
+    from pbem.db.session import single_statement
     from pbem.db.writes import insert_rows
     from pbem.devservers.postgres import PostgresServer
     from pbem.services.app import Services
@@ -67,8 +68,9 @@ def run(*, days: int, mails_per_day: int, retention_days: float, echo: Callable[
                     insert_rows(conn, table, rows)
                 clock.advance(seconds=86400)
                 forgotten = forget_old_mail(svc, clock.now(), max_batches=10**6)
-                with svc.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                with single_statement(svc.session_factory) as conn:  # autocommit: VACUUM runs outside a transaction
                     conn.exec_driver_sql("VACUUM outbound_messages")
+                with svc.engine.connect() as conn:
                     size = conn.exec_driver_sql("SELECT pg_total_relation_size('outbound_messages')").scalar()
                     kept = conn.exec_driver_sql(
                         "SELECT count(*) FROM outbound_messages WHERE length(raw) > 0").scalar()

@@ -4,7 +4,6 @@ older than ``PBEM_MAIL_RETENTION_DAYS`` and keeps their rows, on SQLite and Post
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,30 +11,14 @@ import pytest
 from psycopg.sql import Literal
 from sqlalchemy import select
 
-from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundSource, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import transaction
 from pbem.services.app import Services
 from pbem.services.clock import ManualClock
 from pbem.services.retention import _OLDEST_OUT, Forgotten, forget_old_mail
+from tests.harness.services import make_settings
 
 RAW = b"From: Hearts <hearts@hearts.test>\r\nSubject: your turn\r\n\r\nPlay a card.\r\n"
-
-
-@pytest.fixture
-def services(tmp_path: Path, db_url: str) -> Iterator[Callable[..., Services]]:
-    made: list[Services] = []
-
-    def make(**extra: str) -> Services:
-        settings = Settings.from_env({"PBEM_DATA_DIR": str(tmp_path), "PBEM_DATABASE_URL": db_url,
-                                      "PBEM_MAIL_DOMAIN": "hearts.test", "PBEM_SECRET_KEY": "test"} | extra)
-        svc = Services.from_settings(settings, clock=ManualClock())
-        made.append(svc)
-        return svc
-
-    yield make
-    for svc in made:
-        svc.close()
 
 
 def add_outbound(svc: Services, status: OutboundStatus, age_days: float) -> int:
@@ -109,9 +92,7 @@ def test_retention_zero_keeps_every_mail(services) -> None:
 
 @pytest.mark.postgres
 def test_postgresql_finds_the_candidates_through_the_partial_index(tmp_path: Path, pg_migrated_url: str) -> None:
-    settings = Settings.from_env({"PBEM_DATA_DIR": str(tmp_path), "PBEM_DATABASE_URL": pg_migrated_url,
-                                  "PBEM_MAIL_DOMAIN": "hearts.test", "PBEM_SECRET_KEY": "test"})
-    svc = Services.from_settings(settings, clock=ManualClock())
+    svc = Services.from_settings(make_settings(tmp_path, pg_migrated_url), clock=ManualClock())
     try:
         with svc.engine.begin() as conn:  # a month of sent mail, the oldest day past the retention
             conn.exec_driver_sql(

@@ -21,7 +21,6 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from sqlalchemy import select
 
-from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundSource, OutboundMessage, OutboundStatus
 from pbem.db.session import transaction
 from pbem.mail.relay import dev_mailbox_dir
@@ -35,40 +34,14 @@ from pbem.services.outbox import (
     stale_inbound,
 )
 from tests.harness.ports import free_port
+from tests.harness.services import DOMAIN
 from tests.harness.smtp_sink import SmtpSink
 from tests.harness.tls import self_signed_certificate
 
-DOMAIN = "hearts.test"
 RAW = (
     b"From: Hearts <hearts@hearts.test>\r\nTo: ana@example.com\r\n"
     b"Subject: [Hearts #1] your turn\r\nMessage-ID: <o1@hearts.test>\r\n\r\nPlay a card.\r\n"
 )
-
-
-def make_settings(tmp_path: Path, db_url: str, **extra: str) -> Settings:
-    return Settings.from_env(
-        {
-            "PBEM_DATA_DIR": str(tmp_path),
-            "PBEM_DATABASE_URL": db_url,
-            "PBEM_MAIL_DOMAIN": DOMAIN,
-            "PBEM_SECRET_KEY": "test-secret",
-        }
-        | extra
-    )
-
-
-@pytest.fixture
-def services(tmp_path: Path, db_url: str) -> Iterator[Callable[..., Services]]:
-    made: list[Services] = []
-
-    def make(**extra: str) -> Services:
-        svc = Services.from_settings(make_settings(tmp_path, db_url, **extra), clock=ManualClock())
-        made.append(svc)
-        return svc
-
-    yield make
-    for svc in made:
-        svc.close()
 
 
 def relay_env(port: int, **extra: str) -> dict[str, str]:
