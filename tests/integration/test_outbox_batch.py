@@ -13,7 +13,6 @@ from tests.integration.test_outbox_send import (  # noqa: F401  (fixtures)
     add_outbound,
     load,
     relay_env,
-    services,
     start_relay,
 )
 

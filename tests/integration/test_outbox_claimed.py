@@ -26,7 +26,6 @@ from tests.integration.test_outbox_send import (  # noqa: F401  (fixtures)
     RAW,
     load,
     relay_env,
-    services,
     start_relay,
 )
 from workers.tasks import run_move
