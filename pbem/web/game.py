@@ -8,6 +8,8 @@ not to cache the page and robots not to index it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Blueprint, abort, render_template
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
@@ -20,7 +22,7 @@ from .i18n import use_language
 from .links import read_game_token
 from .runtime import runtime
 
-__all__ = ["blueprint"]
+__all__ = ["PRIVATE_HEADERS", "blueprint", "render_seat_page"]
 
 blueprint = Blueprint("game", __name__)
 
@@ -33,6 +35,20 @@ PRIVATE_HEADERS = {
 
 @blueprint.get("/game/<token>")
 def game_page(token: str) -> tuple[str, int, dict[str, str]]:
+    return render_seat_page(token, build_page, "game.html")
+
+
+def render_seat_page(
+    token: str, build: Callable[..., object], template: str
+) -> tuple[str, int, dict[str, str]]:
+    """A page of the seat a signed link names (this page, and ``pbem.web.replay``'s).
+
+    The link is verified, then the game, its seats and its move log are read, and ``build``
+    (pure: plain values in, the page's values out) is called with ``game_id``, ``seat``,
+    ``status``, ``names``, ``snapshot``, ``rules`` and ``moves``.  ``template`` renders the
+    result as ``page``, in the seat's player's language, with ``PRIVATE_HEADERS``.  A token that
+    does not verify, or names a game or seat that does not exist, is a plain 404.
+    """
     rt = runtime()
     link = read_game_token(rt.settings.secret_key, token)
     if link is None:
@@ -57,7 +73,7 @@ def game_page(token: str) -> tuple[str, int, dict[str, str]]:
                 .order_by(Move.seq)
             )
         ]
-        page = build_page(
+        page = build(
             game_id=game.id,
             seat=link.seat,
             status=str(game.status),
@@ -68,4 +84,4 @@ def game_page(token: str) -> tuple[str, int, dict[str, str]]:
         )
         language = own.player.language if own.player is not None else None
     use_language(language)
-    return render_template("game.html", page=page), 200, PRIVATE_HEADERS
+    return render_template(template, page=page), 200, PRIVATE_HEADERS

@@ -19,27 +19,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, abort, render_template
-from sqlalchemy import select
-from sqlalchemy.orm import selectinload
+from flask import Blueprint
 
 from pbem.config import Settings
 from pbem.engine import GameState, PassCards, Rules, apply, move_from_dict, seat_view
 
+from .game import render_seat_page
 from .game_page import HandLog, LoggedMove, visible_history
-from .i18n import use_language
-from .links import game_token, read_game_token
-from .runtime import runtime
+from .links import game_token
 
 __all__ = ["ReplayHand", "ReplayPage", "blueprint", "build_replay", "replay_link"]
 
 blueprint = Blueprint("replay", __name__)
 
-PRIVATE_HEADERS = {
-    "Cache-Control": "private, no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Robots-Tag": "noindex, nofollow",
-}
 OVER_STATUSES = ("finished", "aborted")
 
 
@@ -110,27 +102,4 @@ def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], 
 
 @blueprint.get("/game/<token>/replay")
 def replay_page(token: str) -> tuple[str, int, dict[str, str]]:
-    from pbem.db.models import Game, Move, Seat
-    from pbem.services.mailing import seat_names
-
-    rt = runtime()
-    link = read_game_token(rt.settings.secret_key, token)
-    if link is None:
-        abort(404)
-    with rt.read_session_factory() as session:
-        game = session.scalars(
-            select(Game).where(Game.id == link.game_id).options(selectinload(Game.seats).selectinload(Seat.player))
-        ).one_or_none()
-        if game is None:
-            abort(404)
-        seats = sorted(game.seats, key=lambda s: s.seat)
-        own = next((s for s in seats if s.seat == link.seat), None)
-        if own is None:
-            abort(404)
-        moves = [LoggedMove(kind=kind, seat=mover, payload=payload) for kind, mover, payload in session.execute(
-            select(Move.kind, Move.seat, Move.payload).where(Move.game_id == game.id).order_by(Move.seq))]
-        page = build_replay(game_id=game.id, seat=link.seat, status=str(game.status), names=seat_names(seats),
-                            snapshot=game.snapshot, rules=game.rules, moves=moves)
-        language = own.player.language if own.player is not None else None
-    use_language(language)
-    return render_template("replay.html", page=page), 200, PRIVATE_HEADERS
+    return render_seat_page(token, build_replay, "replay.html")
