@@ -5,7 +5,9 @@ environment (``PBEM_*``; the worker builds its app from them exactly as in
 production), logging to a file the test can read.  ``start()`` returns once the
 worker logged "ready"; ``stop()`` asks for a warm shutdown (SIGTERM) and kills
 only what it started if that does not end it.  ``pool_pids()`` gives the prefork
-pool's processes, so a test can SIGKILL one in the middle of a task.
+pool's processes, so a test can SIGKILL one in the middle of a task.  ``cpus`` pins the
+worker and its pool to those CPUs (``taskset -c``, from util-linux), so a test can make them
+share one busy core.
 
     with CeleryWorker({"PBEM_DATABASE_URL": url, "PBEM_BROKER_URL": redis_url, ...}) as worker:
         ...
@@ -52,9 +54,12 @@ class CeleryWorker(DevServer):
         beat: bool = False,
         extra_args: Sequence[str] = (),
         log_dir: Path | None = None,
+        cpus: str | None = None,
     ) -> None:
         self.env = pbem_environment(settings_env)
         self.concurrency = concurrency
+        #: A ``taskset`` CPU list (``"0"``, ``"0,1"``); the pool's processes inherit it.
+        self.cpus = cpus
         self.pool = pool
         self.beat = beat
         self.extra_args = list(extra_args)
@@ -65,8 +70,10 @@ class CeleryWorker(DevServer):
 
     @property
     def argv(self) -> list[str]:
+        # taskset execs the worker: its pid is the worker's own.
+        pinned = ["taskset", "-c", self.cpus] if self.cpus is not None else []
         return [
-            sys.executable, "-m", "celery", "-A", "workers.worker", "worker",
+            *pinned, sys.executable, "-m", "celery", "-A", "workers.worker", "worker",
             f"--pool={self.pool}", f"--concurrency={self.concurrency}",
             "--loglevel=INFO", f"--hostname={self.name}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
