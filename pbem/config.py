@@ -232,7 +232,13 @@ class Settings:
         doc="most error replies sent to one address per day",
     )
     invites_per_day: int = setting(
-        "PBEM_INVITES_PER_DAY", 20, int, doc="most invitations one sender may send per day"
+        "PBEM_INVITES_PER_DAY", 20, int,
+        doc="most invitations one sender may send per day; also the most answers an unverified "
+        "address gets per day from new@",
+    )
+    stranger_answers_per_hour: int = setting(
+        "PBEM_STRANGER_ANSWERS_PER_HOUR", 100, int,
+        doc="most answers sent to unverified addresses in any hour, all of them together",
     )
     # Language of mails to players who have not chosen one.
     default_language: str = setting(
@@ -245,7 +251,7 @@ class Settings:
         doc="how often beat queues the tick: deadlines, reminders, vacations, digests",
     )
     sweep_seconds: float = setting(
-        "PBEM_SWEEP_SECONDS", 30.0, positive_seconds,
+        "PBEM_SWEEP_SECONDS", 15.0, positive_seconds,
         doc="how often beat queues the sweep that re-queues mail left pending",
     )
     mail_retention_days: float = setting(

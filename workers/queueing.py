@@ -27,11 +27,13 @@ from kombu import Connection, Producer
 from kombu.utils.uuid import uuid
 
 __all__ = [
+    "CONTINUE_GAME",
     "PROCESS_INBOUND",
     "SEND_MAIL",
     "SEND_MAIL_BATCH",
     "SWEEP",
     "InboundQueue",
+    "queue_continue",
     "queue_inbound",
     "queue_outbound",
 ]
@@ -39,6 +41,7 @@ __all__ = [
 PROCESS_INBOUND = "pbem.process_inbound"
 SEND_MAIL = "pbem.send_mail"
 SWEEP = "pbem.sweep"
+CONTINUE_GAME = "pbem.continue_game"
 
 SEND_MAIL_BATCH = 50
 """Most outbox ids in one ``pbem.send_mail`` task (one move makes a handful; the
@@ -57,6 +60,12 @@ def queue_outbound(app: Celery, ids: Iterable[int]) -> None:
     pending = [int(outbound_id) for outbound_id in ids]
     for start in range(0, len(pending), SEND_MAIL_BATCH):
         app.send_task(SEND_MAIL, args=[pending[start : start + SEND_MAIL_BATCH]])
+
+
+def queue_continue(app: Celery, games: Iterable[tuple[int, str]]) -> None:
+    """``pbem.continue_game`` for each (game id, mark): the next step of its automatic moves."""
+    for game_id, mark in games:
+        app.send_task(CONTINUE_GAME, args=[int(game_id), str(mark)])
 
 
 class InboundQueue:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
@@ -27,8 +29,18 @@ from pbem.services.outbox import (
     send_outbound_batch,
     stale_inbound,
 )
+from pbem.services.continuation import Applied, continue_game, due_continuations
+from pbem.services.inbound import apply_inbound, set_aside
 from pbem.services.retention import forget_old_mail
-from workers.queueing import PROCESS_INBOUND, SEND_MAIL, SWEEP, queue_inbound, queue_outbound
+from workers.queueing import (
+    CONTINUE_GAME,
+    PROCESS_INBOUND,
+    SEND_MAIL,
+    SWEEP,
+    queue_continue,
+    queue_inbound,
+    queue_outbound,
+)
 from workers.app import TICK
 
 log = logging.getLogger("pbem.worker")
@@ -42,7 +54,8 @@ _DB_RETRY: dict[str, Any] = {
 }
 
 
-def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], None]) -> list[int]:
+def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], None],
+             queue_continue: Callable[[list[tuple[int, str]]], None] = lambda _ids: None) -> list[int]:
     """What ``pbem.process_inbound`` does, without Celery: apply one received mail
     (``pbem.services.inbound.apply_inbound``: one transaction), then, once that
     committed, send the mails it wrote right here.
@@ -54,16 +67,32 @@ def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], N
     The mails are written already claimed by this task for a short lease
     (``RetryPolicy.claimed_lease``), so sending them needs no claim statement; if this
     process dies after the commit, the sweep sends them once that lease has run out.
+    Games left with automatic moves to play (``pbem.services.continuation``) are handed to
+    ``queue_continue`` once the mails are sent.
     """
-    # Imported here: the service is the lead engineer's module and heavy; the
-    # worker (and this module) load without it.
-    from pbem.services.inbound import apply_inbound
+    return _send_applied(svc, apply_inbound(svc, inbound_id, send_lease=DEFAULT_RETRY.claimed_lease),
+                         queue_retry=queue_retry, queue_continue=queue_continue)
 
-    mails = apply_inbound(svc, inbound_id, send_lease=DEFAULT_RETRY.claimed_lease)
-    if mails:
-        results = send_claimed(svc, mails, policy=DEFAULT_RETRY)
+
+def run_step(svc: Any, game_id: int, mark: str | None, *, queue_retry: Callable[[int, float], None],
+             queue_continue: Callable[[list[tuple[int, str]]], None]) -> list[int]:
+    """What ``pbem.continue_game`` does, without Celery: one step of a game's automatic moves
+    (one transaction), its mails sent as ``run_move`` sends a move's, the next step queued."""
+    return _send_applied(svc, continue_game(svc, game_id, mark, send_lease=DEFAULT_RETRY.claimed_lease),
+                         queue_retry=queue_retry, queue_continue=queue_continue)
+
+
+def _send_applied(svc: Any, applied: Applied, *, queue_retry: Callable[[int, float], None],
+                  queue_continue: Callable[[list[tuple[int, str]]], None]) -> list[int]:
+    if applied.mails:
+        results = send_claimed(svc, applied.mails, policy=DEFAULT_RETRY)
         _queue_retries(svc, results, queue_retry)
-    return [mail.id for mail in mails]
+    if applied.continue_games:
+        try:
+            queue_continue(applied.continue_games)
+        except (KombuError, OSError):  # broker down; the games are marked, the sweep queues them
+            log.exception("could not queue the next step of games %s; the sweep will", applied.continue_games)
+    return [mail.id for mail in applied.mails]
 
 
 def send_now(svc: Any, outbound_ids: list[int], *, queue_retry: Callable[[int, float], None]) -> dict[int, SendResult]:
@@ -92,10 +121,31 @@ def _retry_queuer(app: Any) -> Callable[[int, float], None]:
     return queue_retry
 
 
+def _continue_queuer(app: Any) -> Callable[[list[tuple[int, str]]], None]:
+    return lambda games: queue_continue(app, games)
+
+
 @shared_task(bind=True, name=PROCESS_INBOUND, **_DB_RETRY)
 def process_inbound(self: Task, inbound_id: int) -> list[int]:
-    """Apply one received mail and send the mails it wrote (``run_move``)."""
-    return run_move(self.app.services(), inbound_id, queue_retry=_retry_queuer(self.app))
+    """Apply one received mail and send the mails it wrote (``run_move``).
+
+    Stopped at the soft time limit (``workers.app``), the mail is set aside as ``TIME_LIMIT``: it
+    would take as long again.  Killed at the hard limit, or with its process, it is delivered
+    again and its attempt was already counted (``inbound.begin_attempt``)."""
+    svc = self.app.services()
+    try:
+        return run_move(svc, inbound_id, queue_retry=_retry_queuer(self.app),
+                        queue_continue=_continue_queuer(self.app))
+    except SoftTimeLimitExceeded:
+        set_aside(svc, inbound_id, svc.clock.now(), "TIME_LIMIT")
+        raise
+
+
+@shared_task(bind=True, name=CONTINUE_GAME, **_DB_RETRY)
+def continue_game_task(self: Task, game_id: int, mark: str | None = None) -> list[int]:
+    """One step of a game's automatic moves and its mails; the next step queued (``run_step``)."""
+    return run_step(self.app.services(), game_id, mark, queue_retry=_retry_queuer(self.app),
+                    queue_continue=_continue_queuer(self.app))
 
 
 @shared_task(bind=True, name=SEND_MAIL, **_DB_RETRY)
@@ -116,12 +166,15 @@ def sweep(self: Task) -> dict[str, int]:
     now = svc.clock.now()
     inbound_ids = stale_inbound(svc, now)
     outbound_ids = due_outbound(svc, now)
+    game_ids = due_continuations(svc, now)
     queue_inbound(self.app, inbound_ids)
     queue_outbound(self.app, outbound_ids)
-    if inbound_ids or outbound_ids:
-        log.info("sweep re-queued %d inbound, %d outbound", len(inbound_ids), len(outbound_ids))
+    queue_continue(self.app, game_ids)
+    if inbound_ids or outbound_ids or game_ids:
+        log.info("sweep re-queued %d inbound, %d outbound, %d games to continue",
+                 len(inbound_ids), len(outbound_ids), len(game_ids))
     forgotten = forget_old_mail(svc, now)
-    return {"inbound": len(inbound_ids), "outbound": len(outbound_ids),
+    return {"inbound": len(inbound_ids), "outbound": len(outbound_ids), "games": len(game_ids),
             "inbound_emptied": forgotten.inbound, "outbound_emptied": forgotten.outbound}
 
 
@@ -133,10 +186,13 @@ def tick(self: Task) -> dict[str, int]:
     running it twice does each step once (the seats record what was done)."""
     from pbem.services.deadlines import tick as run_tick
 
-    outbound_ids = run_tick(self.app.services())
-    if outbound_ids:
-        try:
-            queue_outbound(self.app, outbound_ids)
-        except (KombuError, OSError):  # broker down; the rows are committed and pending
-            log.exception("tick: could not queue outbound %s; the sweep will send them", outbound_ids)
-    return {"outbound": len(outbound_ids)}
+    svc = self.app.services()
+    outbound_ids = run_tick(svc)
+    # A deadline that gave a seat to a bot may have left a game with automatic moves to play.
+    games = due_continuations(svc, svc.clock.now(), older_than=timedelta(0))
+    try:
+        queue_outbound(self.app, outbound_ids)
+        queue_continue(self.app, games)
+    except (KombuError, OSError):  # broker down; the rows are committed and pending
+        log.exception("tick: could not queue outbound %s or games %s; the sweep will", outbound_ids, games)
+    return {"outbound": len(outbound_ids), "games": len(games)}

@@ -203,6 +203,9 @@ class Game(Base):
     reminder_hours: Mapped[int] = mapped_column(default=24, server_default="24")
     absence_policy: Mapped[str] = mapped_column(String(16), default="bot", server_default="bot")
     paused_at: Mapped[datetime | None]
+    #: Set when a turn stopped its automatic moves at the bound of one step with more to play:
+    #: follow-up steps continue the game (``pbem.services.continuation``).
+    continue_at: Mapped[datetime | None]
 
     creator: Mapped[Player | None] = relationship()
     seats: Mapped[list[Seat]] = relationship(
@@ -213,7 +216,11 @@ class Game(Base):
         back_populates="game", order_by="Move.seq", passive_deletes=True
     )
 
-    __table_args__ = (Index(None, "status"),)
+    __table_args__ = (
+        Index(None, "status"),
+        Index(None, "continue_at", postgresql_where=text("continue_at IS NOT NULL"),
+              sqlite_where=text("continue_at IS NOT NULL")),
+    )
     __mapper_args__ = {"version_id_col": version}
 
 
@@ -301,7 +308,9 @@ class InboundMessage(Base):
     )
     # What happened, for operators (JSON: a reason code and details).
     outcome: Mapped[dict[str, Any] | None]
+    #: Counted, and ``attempted_at`` stamped, before each attempt at processing (committed on its own).
     attempts: Mapped[int] = mapped_column(default=0, server_default="0")
+    attempted_at: Mapped[datetime | None]
     processed_at: Mapped[datetime | None]
 
     __table_args__ = (
@@ -412,3 +421,18 @@ class TableTalk(Base):
     seat: Mapped[int]
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(server_default=now_default())
+
+
+class StrangerAnswer(Base):
+    """A mail sent to an address that no player has verified: the one answer a request to ``new@``
+    may get (README, "What a stranger may receive"), counted against the caps."""
+
+    __tablename__ = "stranger_answers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    address: Mapped[str] = mapped_column(String(ADDRESS_LENGTH))
+    kind: Mapped[str] = mapped_column(String(64))
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound_messages.id", ondelete="SET NULL"))
+    sent_at: Mapped[datetime]
+
+    __table_args__ = (Index(None, "address", "sent_at"), Index(None, "sent_at"))

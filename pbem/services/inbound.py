@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable, Protocol
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -37,7 +37,7 @@ from pbem.db.models import (
     Seat,
     SeatStatus,
 )
-from pbem.db.session import transaction
+from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update, write_all
 from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules, PassCards, PlayCard, Rules
 from pbem.mail import context as mc
@@ -48,11 +48,13 @@ from pbem.mail.reading.message import IncomingMail, read_mail
 from pbem.mail.reading.reply_text import extract_reply
 
 from .app import Services
+from .continuation import Applied, continue_to_rest
 from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .mailing import QueuedMail, claim_for_sending, game_context, queue_mail, recipient_for, seat_name
-from .turns import apply_move, begin_turn
+from .strangers import answer_stranger, may_answer_stranger, record_stranger_answer, stranger_recipient
+from .turns import apply_move, begin_turn, games_to_continue
 
 log = logging.getLogger("pbem.worker")
 
@@ -68,7 +70,6 @@ class ReceivedRow(Protocol):
     id: int
     recipient: str
     mail_from: str
-    raw: bytes
 
 
 @dataclass
@@ -83,79 +84,155 @@ class Outcome:
 
 
 def process_inbound(svc: Services, inbound_id: int) -> list[int]:
-    """Process one stored mail once; return the ids of the outbox rows it wrote (committed)."""
-    return [mail.id for mail in apply_inbound(svc, inbound_id)]
+    """Process one stored mail once, then continue every game it left with automatic moves to
+    play, step by step, right here; the ids of all the outbox rows written (committed).  For
+    callers with no worker to queue follow-ups on (tests, the command line)."""
+    applied = apply_inbound(svc, inbound_id)
+    return [mail.id for mail in applied.mails] + continue_to_rest(svc, applied.continue_games)
 
 
-def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | None = None) -> list[QueuedMail]:
-    """Process one stored mail once, in one transaction; the mails it wrote (committed).
+def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | None = None) -> Applied:
+    """Process one stored mail once; what it did (committed).
 
-    With ``send_lease`` the caller sends those mails itself right after this returns: they are
+    1. The attempt is counted, in a statement committed on its own, before anything else: a
+       process killed while processing (SIGKILL, out of memory, a task's hard time limit) has
+       still used up one of ``MAX_ATTEMPTS``, so no mail can crash workers forever.  A mail out
+       of attempts is set aside as ``failed`` with its outcome (README, "Under faults and
+       hostile mail").
+    2. The mail is read (parsed, classified, its reply text extracted) outside any transaction:
+       on SQLite no write lock is held while its bytes are worked on.
+    3. One transaction locks the row again (a small Core ``SELECT .. FOR UPDATE``; a mail
+       processed meanwhile by a duplicate task is left alone), handles it, and writes the
+       outcome with the rest of the turn (``pbem.db.writes``).
+
+    With ``send_lease`` the caller sends the mails itself right after this returns: they are
     written already claimed for that long (``mailing.claim_for_sending``), and every mail the
     transaction wrote is returned.
-
-    The received row is locked with a small Core ``SELECT .. FOR UPDATE`` of what the handlers
-    read, and its outcome written with the rest of the transaction (``pbem.db.writes``): no ORM
-    object for it.
     """
-    for attempt in range(RACE_RETRIES):
+    attempt = begin_attempt(svc, inbound_id, svc.clock.now())
+    if attempt is None:
+        return Applied()
+    try:
+        mail = read_received(attempt)
+        return _apply_read(svc, inbound_id, mail, send_lease)
+    except Exception as error:
+        record_failed_attempt(svc, inbound_id, type(error).__name__)
+        raise
+
+
+def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: timedelta | None) -> Applied:
+    for _ in range(RACE_RETRIES):
         try:
             with transaction(svc.session_factory) as session:
                 row = session.connection().execute(_LOCK_INBOUND, {"id": inbound_id}).one_or_none()
                 if row is None or row.status != InboundStatus.PENDING:
-                    return []
+                    return Applied()
                 now = svc.clock.now()
                 claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
-                outcome = handle(session, svc, row, now)
+                outcome = handle(session, svc, row, mail, now)
                 add_update(session, _INBOUND, {"id": inbound_id}, {
-                    "status": outcome.status, "outcome": outcome.as_json(), "processed_at": now,
-                    "attempts": row.attempts + 1})  # the row is locked: nobody changed it meanwhile
+                    "status": outcome.status, "outcome": outcome.as_json(), "processed_at": now})
                 # The move, the game, its seats, the mails and this outcome: one write
                 # (pbem.db.writes), then the mails' ids are known.
                 write_all(session)
                 mails = list(claimed) if claimed is not None else list(outcome.mails)
-                for mail in mails:
-                    mail.id  # noqa: B018 (written now, inside the transaction)
-                return mails
+                for queued in mails:
+                    queued.id  # noqa: B018 (written now, inside the transaction)
+                return Applied(mails, games_to_continue(session))
         except (StaleDataError, IntegrityError, OperationalError) as error:
             # Another worker changed the same game (or SQLite was busy): run the whole thing again.
             log.info("inbound %s: retrying after a concurrent change (%s)", inbound_id, type(error).__name__)
             last = error
             continue
-        except Exception:
-            _record_failure(svc, inbound_id)
-            raise
-    _record_failure(svc, inbound_id)
     raise last
 
 
 _INBOUND = InboundMessage.__table__
 _LOCK_INBOUND = (
-    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.raw, _INBOUND.c.status,
-           _INBOUND.c.attempts)
+    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.status)
     .where(_INBOUND.c.id == bindparam("id"))
     .with_for_update()
 )
 
 
-def _record_failure(svc: Services, inbound_id: int) -> None:
-    """Count a failed attempt in its own transaction; set the mail aside after too many."""
+@dataclass(frozen=True)
+class Attempt:
+    """A received mail whose attempt has begun (and is counted): what reading it needs."""
+
+    id: int
+    recipient: str
+    mail_from: str
+    raw: bytes
+    attempts: int
+
+
+_BEGIN_ATTEMPT = (
+    update(_INBOUND)
+    .where(_INBOUND.c.id == bindparam("inbound_id"), _INBOUND.c.status == InboundStatus.PENDING,
+           _INBOUND.c.attempts < MAX_ATTEMPTS)
+    .values(attempts=_INBOUND.c.attempts + 1, attempted_at=bindparam("now"))
+    .returning(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.raw, _INBOUND.c.attempts)
+)
+
+
+def begin_attempt(svc: Services, inbound_id: int, now: datetime) -> Attempt | None:
+    """Count an attempt at a pending mail and stamp when it began, committed at once (one
+    statement); None when there is nothing to do: the mail was processed (a duplicate task) or
+    has just been set aside because its attempts were used up."""
+    with single_statement(svc.session_factory) as conn:
+        row = conn.execute(_BEGIN_ATTEMPT, {"inbound_id": inbound_id, "now": now}).one_or_none()
+    if row is not None:
+        return Attempt(row.id, row.recipient, row.mail_from, bytes(row.raw), row.attempts)
+    set_aside(svc, inbound_id, now, "PROCESSING_FAILED")
+    return None
+
+
+def read_received(attempt: Attempt) -> IncomingMail:
+    """The mail read as the handlers need it: parsed, and its reply text extracted (kept by
+    ``reply_of`` for the handlers), so that no transaction waits on this work."""
+    mail = read_mail(attempt.raw, envelope_sender=attempt.mail_from)
+    if classify(mail) is None:
+        reply_of(mail.text)
+    return mail
+
+
+def record_failed_attempt(svc: Services, inbound_id: int, error: str) -> None:
+    """Record that an attempt raised ``error`` (an exception's name), in its own transaction: the
+    outcome says so while the mail is still pending, and a mail out of attempts is set aside as
+    ``failed`` at once."""
+    now = svc.clock.now()
     with transaction(svc.session_factory) as session:
         row = session.get(InboundMessage, inbound_id, with_for_update=True)
         if row is None or row.status != InboundStatus.PENDING:
             return
-        row.attempts += 1
+        row.outcome = {"code": "ATTEMPT_FAILED", "error": error, "attempts": row.attempts}
         if row.attempts >= MAX_ATTEMPTS:
-            row.status = InboundStatus.FAILED
-            row.outcome = {"code": "PROCESSING_FAILED", "attempts": row.attempts}
-            row.processed_at = svc.clock.now()
+            _fail(row, now, "PROCESSING_FAILED")
+
+
+def set_aside(svc: Services, inbound_id: int, now: datetime, code: str) -> None:
+    """Set a pending mail aside as ``failed`` with ``code`` (nothing if it is no longer pending)."""
+    with transaction(svc.session_factory) as session:
+        row = session.get(InboundMessage, inbound_id, with_for_update=True)
+        if row is not None and row.status == InboundStatus.PENDING:
+            _fail(row, now, code)
+
+
+def _fail(row: InboundMessage, now: datetime, code: str) -> None:
+    """``failed``, with the last attempt's error (``WORKER_LOST`` when no attempt said why: the
+    process died, or was stopped past its time limit, while working on it)."""
+    last = row.outcome or {}
+    row.status = InboundStatus.FAILED
+    row.outcome = {"code": code, "attempts": row.attempts, "last_error": last.get("error", "WORKER_LOST")}
+    row.processed_at = now
+    log.warning("inbound %s set aside after %s attempts: %s", row.id, row.attempts, row.outcome)
 
 
 # -- routing ------------------------------------------------------------------------------------
 
 
-def handle(session: Session, svc: Services, row: ReceivedRow, now: datetime) -> Outcome:
-    mail = read_mail(row.raw, envelope_sender=row.mail_from)
+def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail, now: datetime) -> Outcome:
+    """What a received mail (``row``, already read into ``mail``) asks for, done and answered."""
     automatic = classify(mail)
     if automatic is not None:
         return _automatic(session, svc, mail, automatic, now, row.id)
@@ -508,39 +585,49 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
               now: datetime) -> Outcome:
     """``new@``: the sender and the people listed, plus bots. An unverified sender is first sent an
     invitation to their own seat; the others are invited only once the sender has confirmed by
-    replying, so the address cannot be used to send mail to strangers in someone else's name."""
+    replying, so the address cannot be used to send mail to strangers in someone else's name.  A
+    request that cannot be used is answered with what was wrong; to an unverified sender that
+    answer, or the invitation, is the one mail :mod:`pbem.services.strangers` allows."""
     sender_address = mail.from_address
     if not sender_address:
         return Outcome(InboundStatus.IGNORED, "NO_SENDER", {})
     creator = _player_by_address(session, sender_address)
     verified = _verified(session, creator)
+    recipient = recipient_for(creator, svc) if creator is not None else \
+        stranger_recipient(svc, sender_address, mail.from_name)
+
+    def refuse(code: str, details: dict[str, Any], **more: Any) -> Outcome:
+        detail = mc.RequestRejected(code, details)
+        if verified:
+            mails = _reply(session, svc, creator, detail, now, row.id)
+        else:
+            mails = answer_stranger(session, svc, recipient, detail, now, row.id)
+        return Outcome(InboundStatus.REJECTED, code, {"from": sender_address, **details, **more,
+                                                      "answered": bool(mails)}, mails)
+
     command = _read_command(mail, expected="new_game", pass_count=3)
     if not isinstance(command, cmd.NewGame):
-        code = getattr(command, "reason", "NO_COMMAND")
-        mails = _reply(session, svc, creator, mc.RequestRejected(code, reader_details(getattr(command, "details", {}))),
-                       now, row.id) if verified else []
-        return Outcome(InboundStatus.REJECTED, code, {"from": sender_address}, mails)
+        return refuse(getattr(command, "reason", "NO_COMMAND"), reader_details(getattr(command, "details", {})))
     options = dict(command.options)
     preset = options.pop("rules", None) or options.pop("preset", None) or "standard"
-    bots = int(options.pop("bots", 0) or 0)
+    bots_text = options.pop("bots", 0) or 0
     try:
-        timing = pop_timing(options)  # issue 4: deadline, weekends, grace, reminder, policy
+        bots = int(bots_text)
+    except (TypeError, ValueError):
+        return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
+    try:
+        timing = pop_timing(options)  # deadline, weekends, grace, reminder, policy (README, "Time")
         rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
     except (InvalidRules, TypeError, ValueError) as error:
-        code = getattr(error, "code", "BAD_RULES")
-        mails = _reply(session, svc, creator, mc.RequestRejected("BAD_RULES", {"problem": code}), now, row.id) \
-            if verified else []
-        return Outcome(InboundStatus.REJECTED, "BAD_RULES", {"problem": code}, mails)
+        return refuse("BAD_RULES", {"problem": getattr(error, "code", "BAD_RULES")})
     others = [a.lower() for a in command.players if a.lower() != sender_address]
     if 1 + len(others) + bots != rules.players:
-        code_details = {"players": rules.players, "people": 1 + len(others), "bots": bots}
-        mails = _reply(session, svc, creator, mc.RequestRejected("WRONG_PLAYER_COUNT", code_details), now, row.id) \
-            if verified else []
-        return Outcome(InboundStatus.REJECTED, "WRONG_PLAYER_COUNT", code_details, mails)
+        return refuse("WRONG_PLAYER_COUNT", {"players": rules.players, "people": 1 + len(others), "bots": bots})
     if _invitations_today(session, creator, now) + len(others) > svc.settings.invites_per_day:
-        mails = _reply(session, svc, creator, mc.RequestRejected("RATE_LIMITED", {"limit": svc.settings.invites_per_day}),
-                       now, row.id) if verified else []
-        return Outcome(InboundStatus.REJECTED, "RATE_LIMITED", {"from": sender_address}, mails)
+        return refuse("RATE_LIMITED", {"limit": svc.settings.invites_per_day})
+    if not verified and not may_answer_stranger(session, svc, sender_address, now):
+        # Past the caps an unverified address gets nothing, not even its invitation.
+        return Outcome(InboundStatus.REJECTED, "STRANGER_CAP", {"from": sender_address, "answered": False})
     specs = [SeatSpec(address=sender_address, name=mail.from_name or None)]
     specs += [SeatSpec(address=a) for a in others]
     specs += [SeatSpec(bot=svc.settings.bot_name) for _ in range(bots)]
@@ -573,6 +660,8 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
                 still_waiting=still), now, row.id, game=game)
     else:
         mails += _send_invitations(session, svc, game, invitations[:1], creator, now, row.id)
+        for sent in mails:
+            record_stranger_answer(session, sender_address, sent.kind, now, row.id)
     return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
@@ -64,6 +64,7 @@ from pbem.mail.relay import OutgoingMail, Relay, RelayError, deliver_each, make_
 
 __all__ = [
     "DEFAULT_RETRY",
+    "ATTEMPT_STALE_AFTER",
     "INBOUND_STALE_AFTER",
     "OutboxServices",
     "RetryPolicy",
@@ -78,8 +79,15 @@ __all__ = [
 
 log = logging.getLogger("pbem.worker")
 
-INBOUND_STALE_AFTER = timedelta(minutes=1)
-"""An inbound row still pending this long after it arrived lost its task: re-queue it."""
+INBOUND_STALE_AFTER = timedelta(seconds=15)
+"""An inbound row never attempted this long after it arrived lost its task (the broker was down
+when it arrived, or the embedded broker lost it): re-queue it."""
+ATTEMPT_STALE_AFTER = timedelta(seconds=45)
+"""An inbound row still pending this long after its latest attempt began lost that attempt (its
+worker died, or a retry waits for a broker that was restarted): re-queue it.  A mail takes
+milliseconds, and the longest legitimate task (a turn's bounded automatic moves with the slowest
+bot) well under this; one re-queued while still running costs one of its attempts, and the row
+lock keeps it from being applied twice."""
 
 SWEEP_BATCH = 500
 """Most rows one sweep re-queues of each kind (the next sweep takes the rest)."""
@@ -416,19 +424,23 @@ def stale_inbound(
     now: datetime,
     *,
     older_than: timedelta = INBOUND_STALE_AFTER,
+    attempt_older_than: timedelta = ATTEMPT_STALE_AFTER,
     limit: int = SWEEP_BATCH,
 ) -> list[int]:
-    """Inbound rows still ``pending`` ``older_than`` after they arrived, oldest first:
-    their task was lost (broker down when they arrived, a worker killed with the
-    embedded broker...).  Processing is idempotent, so re-queuing one whose task is
-    merely slow costs a no-op."""
+    """Inbound rows still ``pending`` whose task was lost, oldest first: never attempted
+    ``older_than`` after they arrived, or attempted last ``attempt_older_than`` ago.  Processing
+    is idempotent, so re-queuing one whose task is merely slow costs one attempt and a no-op."""
+    attempted_at = InboundMessage.attempted_at
     with transaction(svc.session_factory) as session:
         return list(
             session.scalars(
                 select(InboundMessage.id)
                 .where(
                     InboundMessage.status == InboundStatus.PENDING,
-                    InboundMessage.received_at <= now - older_than,
+                    or_(
+                        and_(attempted_at.is_(None), InboundMessage.received_at <= now - older_than),
+                        attempted_at <= now - attempt_older_than,
+                    ),
                 )
                 .order_by(InboundMessage.received_at, InboundMessage.id)
                 .limit(limit)

@@ -41,8 +41,13 @@ from pbem.engine import Move as EngineMove
 
 from .gamestore import append_move, save_state
 
-#: A guard against a runaway loop (a whole game of bots is far below this).
-MAX_AUTOMATIC_MOVES = 20_000
+#: Most automatic moves one turn applies in one transaction (a step).  A turn with a person in
+#: the game needs a few (the bots' cards of a trick or two, a hand played out: at most a deck and
+#: its passes); a game whose every seat is played by computers goes on in further steps, each
+#: committed on its own (``pbem.services.continuation``), so one game never holds a worker for long.
+AUTOMATIC_MOVES_PER_STEP = 64
+#: ``session.info`` key: the games whose turn stopped at that bound in this transaction (id -> mark).
+_CONTINUE = "pbem.continue_games"
 
 
 @dataclass
@@ -150,9 +155,13 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
     """Apply every move that needs nobody's decision, until a person must decide or the game ends.
 
     ``autoplay_single[seat]`` says whether that seat's player wants a single legal card played
-    for them.
+    for them.  After ``AUTOMATIC_MOVES_PER_STEP`` moves the turn stops with more to play: the game
+    is marked to be continued (``game.continue_at``; :func:`games_to_continue`).
     """
-    for _ in range(MAX_AUTOMATIC_MOVES):
+    game = turn.game
+    if game.continue_at is not None:
+        game.continue_at = None
+    for _ in range(AUTOMATIC_MOVES_PER_STEP):
         state = turn.state
         phase = state.phase
         if phase == OVER:
@@ -195,7 +204,22 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             return
         apply_move(session, turn, PlayCard(seat, card))
         turn.autoplayed.setdefault(seat, []).append(card)
-    raise RuntimeError(f"game {turn.game.id}: automation did not settle")
+    if turn.state.phase != OVER:
+        game.continue_at = turn.now
+        session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(turn.now)
+
+
+def continue_mark(when: datetime) -> str:
+    """How a step names the ``continue_at`` it was queued for (a step queued for another one, by a
+    duplicate task or a sweep that raced the game's own follow-up, does nothing)."""
+    return when.isoformat()
+
+
+def games_to_continue(session: Session) -> list[tuple[int, str]]:
+    """The games whose turn in this transaction stopped at ``AUTOMATIC_MOVES_PER_STEP`` with
+    automatic moves still to play, with their marks: continue each once the transaction has
+    committed."""
+    return sorted(session.info.get(_CONTINUE, {}).items())
 
 
 def end_turn(turn: Turn) -> None:

@@ -69,7 +69,7 @@ def test_mails_of_a_task_that_died_are_sent_by_the_sweep_after_the_short_lease(d
     try:
         inbound_id = a_move(svc)
         now = svc.clock.now()
-        mails = apply_inbound(svc, inbound_id, send_lease=LEASE)  # committed; then the task "dies"
+        mails = apply_inbound(svc, inbound_id, send_lease=LEASE).mails  # committed; then the task "dies"
         ids = [mail.id for mail in mails]
         assert ids
         for outbound_id in ids:
@@ -83,7 +83,7 @@ def test_mails_of_a_task_that_died_are_sent_by_the_sweep_after_the_short_lease(d
         assert len(smtp_sink.messages) == len(ids)
         assert all(load(svc, i).attempts == 2 for i in ids)
         # The task, delivered again by the broker, finds the mail done and writes nothing more.
-        assert apply_inbound(svc, inbound_id, send_lease=LEASE) == []
+        assert apply_inbound(svc, inbound_id, send_lease=LEASE).mails == []
     finally:
         svc.close()
 

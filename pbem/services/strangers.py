@@ -1,0 +1,72 @@
+"""What an address that no player has verified may receive: the one rule against backscatter.
+
+Anyone can put any address in a From header, so a mail answered to its sender can be a mail sent
+to a stranger in someone else's name.  An address is *verified* once a player has taken a seat by
+replying from it (``inbound.is_verified``).  To an unverified address pbem sends (README, "What a
+stranger may receive"):
+
+- at most one answer per mail sent to ``new@``: the invitation to confirm the sender's own seat, or
+  what was wrong with the request;
+- no more than ``PBEM_INVITES_PER_DAY`` such answers to one address in any 24 hours, and no more
+  than ``PBEM_STRANGER_ANSWERS_PER_HOUR`` to all unverified addresses together in any hour;
+- nothing for mail to any other address (a seat's, an invitation's with a forged sender,
+  ``help@``…), and never anything for an auto-reply or a bounce (``pbem.mail.reading.autoreply``).
+
+Every answer sent is a ``stranger_answers`` row, which is what the caps count.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from pbem.db.models import StrangerAnswer
+from pbem.mail import context as mc
+
+from .app import Services
+from .mailing import QueuedMail, queue_mail
+
+__all__ = ["may_answer_stranger", "record_stranger_answer", "answer_stranger", "stranger_recipient"]
+
+
+def may_answer_stranger(session: Session, svc: Services, address: str, now: datetime) -> bool:
+    """Whether one more answer to the unverified ``address`` stays within both caps."""
+    settings = svc.settings
+    to_address = session.scalar(
+        select(func.count()).select_from(StrangerAnswer).where(
+            StrangerAnswer.address == address, StrangerAnswer.sent_at > now - timedelta(days=1))
+    ) or 0
+    if to_address >= settings.invites_per_day:
+        return False
+    this_hour = session.scalar(
+        select(func.count()).select_from(StrangerAnswer).where(StrangerAnswer.sent_at > now - timedelta(hours=1))
+    ) or 0
+    return this_hour < settings.stranger_answers_per_hour
+
+
+def record_stranger_answer(session: Session, address: str, kind: str, now: datetime,
+                           inbound_id: int | None) -> None:
+    """Count an answer sent to the unverified ``address``."""
+    session.add(StrangerAnswer(address=address, kind=kind, sent_at=now, inbound_id=inbound_id))
+
+
+def stranger_recipient(svc: Services, address: str, name: str) -> mc.Recipient:
+    """The recipient of an answer to an address with no player behind it (the server's language)."""
+    return mc.Recipient(name=name or address.split("@")[0], address=address,
+                        language=svc.settings.default_language, timezone="UTC")
+
+
+def answer_stranger(session: Session, svc: Services, recipient: mc.Recipient, detail: object, now: datetime,
+                    inbound_id: int) -> list[QueuedMail]:
+    """The one answer a mail to ``new@`` from an unverified address may get, if the caps allow
+    (else nothing); counted."""
+    if not may_answer_stranger(session, svc, recipient.address, now):
+        return []
+    ctx = mc.MailContext(recipient=recipient, detail=detail)
+    mail = queue_mail(session, svc, ctx, player=None, game=None, now=now, inbound_id=inbound_id)
+    if mail is None:
+        return []
+    record_stranger_answer(session, recipient.address, ctx.kind, now, inbound_id)
+    return [mail]
