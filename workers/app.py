@@ -28,6 +28,26 @@ Delivery settings, and why:
 - Publishing retries a few times within about two seconds, then raises, so a front
   answering a sender never hangs on a dead broker (the sweep catches up later).
 - Results are ignored: tasks record what they did in the database.
+- Time limits: a task gets ``TASK_SOFT_TIME_LIMIT_S`` (120 s), then Celery raises
+  ``celery.exceptions.SoftTimeLimitExceeded`` inside it, so the task can record the mail or
+  the outbox row it was on as timed out instead of leaving it to be retried forever; at
+  ``TASK_TIME_LIMIT_S`` (150 s: 30 s to record that) the pool process is stopped and
+  replaced, and the task is acknowledged as failed (Celery's default for a timed-out task),
+  not redelivered.  No legitimate task comes near: a move takes milliseconds of CPU, sending
+  its mails seconds (the relay gives up on an operation after 60 s), and a game's bot and
+  automatic moves run as a chain of bounded steps, each its own task.  The limits only stop
+  a task that is stuck (a pathological mail, a hung connection) from holding a pool process
+  and the locks it took.  The prefork pool enforces them; the solo pool (``pbem bench
+  e2e``) does not.
+- ``worker_proc_alive_timeout`` = ``WORKER_PROC_ALIVE_TIMEOUT_S`` (60 s, Celery's default
+  is 4 s): how long a new pool process may take to report itself up before Celery kills it
+  and forks another.  On a machine whose CPUs are busy a fork waits its turn for the CPU,
+  and a limit near the time a start takes turns every restart of the pool (a process
+  killed, OOM, a broker reconnect) into an endless loop of forks and kills while the worker
+  still says "ready".  A restart must never depend on how fast a process starts: the
+  worker's main process does the expensive start-up work once, before it forks
+  (``PbemCelery.compile_mail_templates``, run by ``workers.worker`` on ``worker_init``), so
+  a pool process is up in milliseconds of CPU, and the limit only catches one that is stuck.
 - Redis brokers go through ``workers.broker``: kombu's transport, with one Redis
   client per channel instead of one per published task and per acknowledgement.
 
@@ -51,19 +71,29 @@ from pbem.config import Settings
 from workers.queueing import SWEEP
 
 if TYPE_CHECKING:
+    from pbem.mail.render import MailRenderer
     from pbem.services.app import Services
 
 __all__ = [
     "REDIS_VISIBILITY_TIMEOUT_S",
+    "TASK_SOFT_TIME_LIMIT_S",
+    "TASK_TIME_LIMIT_S",
     "TICK",
+    "WORKER_PROC_ALIVE_TIMEOUT_S",
     "PbemCelery",
     "embedded_broker_file",
     "make_celery",
 ]
 
 REDIS_VISIBILITY_TIMEOUT_S = 3600
+#: A task past this many seconds gets ``SoftTimeLimitExceeded`` raised in it (see above).
+TASK_SOFT_TIME_LIMIT_S = 120
+#: A task past this many seconds has its pool process stopped; 30 s to record the soft expiry.
+TASK_TIME_LIMIT_S = 150
+#: How long a new pool process may take to report itself up before Celery replaces it.
+WORKER_PROC_ALIVE_TIMEOUT_S = 60
 TICK = "pbem.tick"
-"""Queued by beat every ``PBEM_TICK_SECONDS`` (deadlines, reminders, vacations, digests; issue 4);
+"""Queued by beat every ``PBEM_TICK_SECONDS`` (deadlines, reminders, vacations, digests);
 ``pbem.sweep`` every ``PBEM_SWEEP_SECONDS``."""
 SQLA_BUSY_TIMEOUT_S = 30
 
@@ -74,14 +104,35 @@ class PbemCelery(Celery):
     ``services()`` builds ``pbem.services.app.Services`` on first use *in the
     calling process*: a prefork pool child gets its own database engine instead of
     inheriting the parent's connections across ``fork``.
+
+    The mail renderer is the exception, on purpose: ``compile_mail_templates()``, called
+    in the worker's main process before it forks its pool, builds it with every template
+    compiled (about a second of CPU), and each pool process's Services render with that
+    one, inherited copy-on-write, instead of compiling the templates again at its start.
+    It is safe to inherit: compiled templates, translations and caches in memory, no
+    thread, no open file or connection, and its lock is only taken while an environment is
+    built, which the main process finishes before any fork.
     """
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__("pbem", **kwargs)
         self.settings = settings
+        self.mail_renderer: MailRenderer | None = None
         self._services: Services | None = None
         self._services_pid: int | None = None
         self._services_lock = threading.Lock()
+
+    def compile_mail_templates(self) -> MailRenderer:
+        """Build the renderer the Services of this process and of its future forks use, every
+        template of every language compiled; returns it."""
+        from pbem.mail.render import MailRenderer
+        from pbem.resources import templates_dir
+
+        # As ``Services.composer`` builds its own.
+        renderer = MailRenderer(templates_dir(), default_language=self.settings.default_language)
+        renderer.preload()
+        self.mail_renderer = renderer
+        return renderer
 
     def services(self) -> Services:
         pid = os.getpid()
@@ -90,7 +141,10 @@ class PbemCelery(Celery):
                 if self._services is None or self._services_pid != pid:
                     from pbem.services.app import Services
 
-                    self._services = Services.from_settings(self.settings)
+                    services = Services.from_settings(self.settings)
+                    if self.mail_renderer is not None:
+                        services.composer.renderer = self.mail_renderer
+                    self._services = services
                     self._services_pid = pid
         return self._services
 
@@ -116,6 +170,9 @@ def make_celery(settings: Settings) -> PbemCelery:
             "interval_max": 1,
         },
         task_ignore_result=True,
+        task_soft_time_limit=TASK_SOFT_TIME_LIMIT_S,
+        task_time_limit=TASK_TIME_LIMIT_S,
+        worker_proc_alive_timeout=WORKER_PROC_ALIVE_TIMEOUT_S,
         task_serializer="json",
         accept_content=["json"],
         enable_utc=True,

@@ -4,11 +4,16 @@ The one module that does work at import time, because that is how Celery finds
 its app: it builds the Settings from the environment and the app from them.
 ``pbem worker`` and ``pbem beat`` run exactly this.
 
-Each pool process compiles every mail template when it starts
-(``worker_process_init``), so the first moves after a start do not pay for it
-(about a second of CPU per process, instead of ~100 ms on each of the first
-mails of each kind and language), then moves what it holds so far out of the
-garbage collector's sight (``gc.freeze``).
+The worker's main process compiles every mail template once, before it forks its pool
+(``worker_init``; ``PbemCelery.compile_mail_templates``), so the first moves after a start
+do not pay for it (about a second of CPU, instead of ~100 ms on each of the first mails of
+each kind and language) and the pool processes inherit the compiled templates copy-on-write.
+A pool process does nothing slow when it starts, so a new one is up in milliseconds even on a
+busy machine: a restart of the pool never depends on how fast a process starts (see
+``WORKER_PROC_ALIVE_TIMEOUT_S`` in ``workers.app``).  Each process then moves what it holds so
+far out of the garbage collector's sight (``gc.freeze``): the main process before it forks, so
+its children's collections never touch (and copy) the pages of what they inherited, and each
+pool process again once it is set up.
 
 Celery's two routine lines per task at INFO ("Task … received", "Task … succeeded in …") are
 dropped for the task of every move, ``pbem.process_inbound``: at a hundred moves a second they
@@ -25,7 +30,7 @@ import logging
 import os
 from typing import Any
 
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 from pbem.config import Settings
 from workers.app import embedded_broker_file, make_celery
@@ -41,7 +46,6 @@ if _broker_file is not None:
 app = make_celery(settings)
 
 
-
 def _not_routine_move_line(record: logging.LogRecord) -> bool:
     """False for Celery's INFO lines about a ``pbem.process_inbound`` task."""
     args = record.args
@@ -54,12 +58,20 @@ logging.getLogger("celery.app.trace").addFilter(_not_routine_move_line)
 logging.getLogger("celery.worker.strategy").setLevel(logging.WARNING)
 
 
-@worker_process_init.connect
+@worker_init.connect
 def _compile_templates(**_kwargs: Any) -> None:
+    """In the worker's main process, before the pool forks (beat never runs this)."""
     try:
-        app.services().composer.renderer.preload()
+        app.compile_mail_templates()
     except OSError:  # templates unreadable: the tasks will say so when they need them
         logging.getLogger("pbem.worker").exception("could not compile the mail templates")
     # Everything made so far (modules, the app, the compiled templates) lives as long as the
-    # process: out of the cyclic collector's sight, its full collections stay short.
+    # process, and as long as each pool process forked from it: out of the cyclic collector's
+    # sight, full collections stay short and leave the inherited pages shared.
+    gc.freeze()
+
+
+@worker_process_init.connect
+def _freeze_pool_process(**_kwargs: Any) -> None:
+    """In each pool process once Celery set it up: only what is cheap (``gc.freeze`` is)."""
     gc.freeze()
