@@ -1,0 +1,29 @@
+"""``pbem bench fuzz`` as CI runs it: a fixed seed and a small budget (1,500 mails, the size
+table up to 1 MB), in this process.  Nothing may escape the worker's path, and at least half the
+mails must reach a command handler and the composer (else the fuzzer only exercises the reader).
+The report is printed (``-s`` shows it); its CPU figures are never asserted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pbem.bench.fuzz import Options, run
+
+MESSAGES = 1500
+SIZES = [10_000, 100_000, 1_000_000]
+
+
+def test_fuzz_fixed_seed_small_budget(tmp_path: Path) -> None:
+    lines: list[str] = []
+    report = run(Options(messages=MESSAGES, seed="ci", sizes=SIZES, directory=tmp_path, progress=False),
+                 echo=lines.append)
+    print("\n".join(lines))
+    assert report.messages == MESSAGES
+    crashes = {kind: (count, report.crash_messages[kind]) for kind, count in report.crashes.items()}
+    assert report.uncaught == 0, crashes
+    assert report.handler_share >= 0.5, report.handler_share
+    assert report.composer_share >= 0.5, report.composer_share
+    size_crashes = {(name, size): result.crash for name, row in report.size_table.items()
+                    for size, result in row.items() if result is not None and result.crash is not None
+                    and not result.crash.stall}
+    assert not size_crashes
