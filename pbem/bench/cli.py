@@ -61,3 +61,30 @@ def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, 
                 flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, pool=pool, durable=durable, keep_dir=keep_dir,
                 profile_rate=profile_rate),
         echo=click.echo)
+
+
+@bench.command("fuzz")
+@click.option("--messages", default=1000, show_default=True, help="mutated mails sent to live targets")
+@click.option("--seed", default="1", show_default=True, help="the same seed sends the same mails")
+@click.option("--sizes", default="10k,100k,1M,10M", show_default=True,
+              help="sizes of each generator's case in the CPU table (empty: skip the table)")
+@click.option("--corpus", type=click.Path(file_okay=False), default=None,
+              help="real mails to mutate (default: tests/mail/corpus)")
+@click.option("--save-crashes", type=click.Path(file_okay=False), default=None,
+              help="write each mail that raised (minimised) here, with a manifest.toml, for the regression corpus")
+@click.option("--limit", default=5.0, show_default=True, help="CPU seconds a mail may use before it is interrupted")
+@click.option("--size-limit", default=20.0, show_default=True, help="the same for a case of the CPU table")
+@click.option("--send/--no-send", default=True, show_default=True,
+              help="send the answers to an SMTP sink on 127.0.0.1 as the worker does (off: left in the outbox)")
+def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes: str | None, limit: float,
+         size_limit: float, send: bool) -> None:
+    """Hostile mail through the worker's whole path (SQLite, one process, the real services)."""
+    from pathlib import Path
+
+    from .fuzz import DEFAULT_CORPUS, Options, main_report, parse_size
+
+    status = main_report(Options(messages=messages, seed=seed, sizes=[parse_size(s) for s in sizes.split(",") if s],
+                                 corpus=Path(corpus) if corpus else DEFAULT_CORPUS,
+                                 save_crashes=Path(save_crashes) if save_crashes else None, limit=limit,
+                                 size_limit=size_limit, send=send), echo=click.echo)
+    raise SystemExit(status)
