@@ -62,10 +62,10 @@ def queue_outbound(app: Celery, ids: Iterable[int]) -> None:
         app.send_task(SEND_MAIL, args=[pending[start : start + SEND_MAIL_BATCH]])
 
 
-def queue_continue(app: Celery, games: Iterable[tuple[int, str]]) -> None:
+def queue_continue(app: Celery, games: Iterable[tuple[int, int]]) -> None:
     """``pbem.continue_game`` for each (game id, mark): the next step of its automatic moves."""
     for game_id, mark in games:
-        app.send_task(CONTINUE_GAME, args=[int(game_id), str(mark)])
+        app.send_task(CONTINUE_GAME, args=[int(game_id), int(mark)])
 
 
 class InboundQueue:

@@ -55,7 +55,7 @@ _DB_RETRY: dict[str, Any] = {
 
 
 def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], None],
-             queue_continue: Callable[[list[tuple[int, str]]], None] = lambda _ids: None) -> list[int]:
+             queue_continue: Callable[[list[tuple[int, int]]], None] = lambda _ids: None) -> list[int]:
     """What ``pbem.process_inbound`` does, without Celery: apply one received mail
     (``pbem.services.inbound.apply_inbound``: one transaction), then, once that
     committed, send the mails it wrote right here.
@@ -74,8 +74,8 @@ def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], N
                          queue_retry=queue_retry, queue_continue=queue_continue)
 
 
-def run_step(svc: Any, game_id: int, mark: str | None, *, queue_retry: Callable[[int, float], None],
-             queue_continue: Callable[[list[tuple[int, str]]], None]) -> list[int]:
+def run_step(svc: Any, game_id: int, mark: int | None, *, queue_retry: Callable[[int, float], None],
+             queue_continue: Callable[[list[tuple[int, int]]], None]) -> list[int]:
     """What ``pbem.continue_game`` does, without Celery: one step of a game's automatic moves
     (one transaction), its mails sent as ``run_move`` sends a move's, the next step queued."""
     return _send_applied(svc, continue_game(svc, game_id, mark, send_lease=DEFAULT_RETRY.claimed_lease),
@@ -83,7 +83,7 @@ def run_step(svc: Any, game_id: int, mark: str | None, *, queue_retry: Callable[
 
 
 def _send_applied(svc: Any, applied: Applied, *, queue_retry: Callable[[int, float], None],
-                  queue_continue: Callable[[list[tuple[int, str]]], None]) -> list[int]:
+                  queue_continue: Callable[[list[tuple[int, int]]], None]) -> list[int]:
     if applied.mails:
         results = send_claimed(svc, applied.mails, policy=DEFAULT_RETRY)
         _queue_retries(svc, results, queue_retry)
@@ -121,7 +121,7 @@ def _retry_queuer(app: Any) -> Callable[[int, float], None]:
     return queue_retry
 
 
-def _continue_queuer(app: Any) -> Callable[[list[tuple[int, str]]], None]:
+def _continue_queuer(app: Any) -> Callable[[list[tuple[int, int]]], None]:
     return lambda games: queue_continue(app, games)
 
 
@@ -142,7 +142,7 @@ def process_inbound(self: Task, inbound_id: int) -> list[int]:
 
 
 @shared_task(bind=True, name=CONTINUE_GAME, **_DB_RETRY)
-def continue_game_task(self: Task, game_id: int, mark: str | None = None) -> list[int]:
+def continue_game_task(self: Task, game_id: int, mark: int | None = None) -> list[int]:
     """One step of a game's automatic moves and its mails; the next step queued (``run_step``)."""
     return run_step(self.app.services(), game_id, mark, queue_retry=_retry_queuer(self.app),
                     queue_continue=_continue_queuer(self.app))

@@ -134,6 +134,8 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "WRONG_PLAYER_COUNT": {"players": 4, "people": 2, "bots": 1},
     "INVITATION_UNCLEAR": {"game": 42},
     "PAUSED_NO_DEADLINES": {},
+    "BAD_OPTION": {"option": "bots", "value": "three"},
+    "PROCESSING_FAILED": {},
     "NO_COMMAND": {},
     "TWO_CARDS": {"cards": ["QS", "TH"]},
     "UNKNOWN_WORD": {"word": "xyzzy"},

@@ -7,7 +7,7 @@ time: the worker queues ``pbem.continue_game`` after each step's commit, and the
 the games whose step was lost (:func:`due_continuations`).  A step is a turn with no decision of a
 person in it: it loads the game under its lock, lets the automation move, and writes the mails,
 exactly as the end of any other turn does.  Each step is queued with the mark it continues (the
-``continue_at`` the previous step wrote, ``turns.continue_mark``): a step whose game no longer
+sequence number of the game's next move when the previous step ended, ``turns.continue_mark``): a step whose game no longer
 carries that mark does nothing, so a duplicate task, or a sweep that raced the game's own
 follow-up, never starts a second chain of steps.
 """
@@ -51,10 +51,10 @@ class Applied:
 
     mails: list[QueuedMail] = field(default_factory=list)
     #: (game id, mark) of each game to continue.
-    continue_games: list[tuple[int, str]] = field(default_factory=list)
+    continue_games: list[tuple[int, int]] = field(default_factory=list)
 
 
-def continue_game(svc: Services, game_id: int, mark: str | None = None, *,
+def continue_game(svc: Services, game_id: int, mark: int | None = None, *,
                   send_lease: timedelta | None = None) -> Applied:
     """One step of a game marked to continue (with ``mark``, when given), in one transaction;
     what it did (committed).
@@ -69,7 +69,7 @@ def continue_game(svc: Services, game_id: int, mark: str | None = None, *,
                     game = load_game(session, game_id)
                 except GameNotFound:
                     return Applied()
-                if game.continue_at is None or (mark is not None and continue_mark(game.continue_at) != mark):
+                if game.continue_at is None or (mark is not None and continue_mark(game) != mark):
                     return Applied()
                 now = svc.clock.now()
                 if game.status != GameStatus.ACTIVE:
@@ -89,7 +89,7 @@ def continue_game(svc: Services, game_id: int, mark: str | None = None, *,
     raise last
 
 
-def continue_to_rest(svc: Services, games: list[tuple[int, str]]) -> list[int]:
+def continue_to_rest(svc: Services, games: list[tuple[int, int]]) -> list[int]:
     """Continue these games step by step right here until none is left marked; the ids of the
     outbox rows written.  For callers without a worker to queue steps on (the command line, tests)."""
     ids: list[int] = []
@@ -104,15 +104,15 @@ def continue_to_rest(svc: Services, games: list[tuple[int, str]]) -> list[int]:
 
 
 def due_continuations(svc: Services, now: datetime, *, older_than: timedelta = CONTINUE_STALE_AFTER,
-                      limit: int = 500) -> list[tuple[int, str]]:
+                      limit: int = 500) -> list[tuple[int, int]]:
     """Active games marked to continue ``older_than`` ago or earlier, with their marks: their step
     was lost (a worker died, the broker was down).  Found through the partial index of marked games."""
     with transaction(svc.session_factory) as session:
         rows = session.execute(
-            select(Game.id, Game.continue_at)
+            select(Game.id, Game.next_seq)
             .where(Game.continue_at.is_not(None), Game.continue_at <= now - older_than,
                    Game.status == GameStatus.ACTIVE)
             .order_by(Game.continue_at, Game.id)
             .limit(limit)
         ).all()
-    return [(game_id, continue_mark(when)) for game_id, when in rows]
+    return [(game_id, next_seq) for game_id, next_seq in rows]

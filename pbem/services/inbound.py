@@ -206,16 +206,20 @@ def record_failed_attempt(svc: Services, inbound_id: int, error: str) -> None:
         if row is None or row.status != InboundStatus.PENDING:
             return
         row.outcome = {"code": "ATTEMPT_FAILED", "error": error, "attempts": row.attempts}
-        if row.attempts >= MAX_ATTEMPTS:
-            _fail(row, now, "PROCESSING_FAILED")
+        if row.attempts < MAX_ATTEMPTS:
+            return
+        _fail(row, now, "PROCESSING_FAILED")
+    _tell_sender_set_aside(svc, inbound_id, now)
 
 
 def set_aside(svc: Services, inbound_id: int, now: datetime, code: str) -> None:
     """Set a pending mail aside as ``failed`` with ``code`` (nothing if it is no longer pending)."""
     with transaction(svc.session_factory) as session:
         row = session.get(InboundMessage, inbound_id, with_for_update=True)
-        if row is not None and row.status == InboundStatus.PENDING:
-            _fail(row, now, code)
+        if row is None or row.status != InboundStatus.PENDING:
+            return
+        _fail(row, now, code)
+    _tell_sender_set_aside(svc, inbound_id, now)
 
 
 def _fail(row: InboundMessage, now: datetime, code: str) -> None:
@@ -226,6 +230,24 @@ def _fail(row: InboundMessage, now: datetime, code: str) -> None:
     row.outcome = {"code": code, "attempts": row.attempts, "last_error": last.get("error", "WORKER_LOST")}
     row.processed_at = now
     log.warning("inbound %s set aside after %s attempts: %s", row.id, row.attempts, row.outcome)
+
+
+def _tell_sender_set_aside(svc: Services, inbound_id: int, now: datetime) -> None:
+    """A verified player whose mail was set aside is told so at their registered address (what to
+    do: write again).  Nobody else is (``pbem.services.strangers``), nor an auto-reply or a bounce.
+    Its own transaction, after the set-aside committed: if even this fails, the mail stays set
+    aside and the failure is logged for the operator; the mail goes out with the sweep."""
+    try:
+        with transaction(svc.session_factory) as session:
+            row = session.get(InboundMessage, inbound_id)
+            if row is None or not row.raw:
+                return
+            mail = read_mail(bytes(row.raw), envelope_sender=row.mail_from)
+            player = _player_by_address(session, mail.from_address)
+            if classify(mail) is None and _verified(session, player):
+                _reply(session, svc, player, mc.RequestRejected("PROCESSING_FAILED", {}), now, inbound_id)
+    except Exception:
+        log.exception("inbound %s: could not tell its sender that it was set aside", inbound_id)
 
 
 # -- routing ------------------------------------------------------------------------------------

@@ -206,16 +206,17 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
         turn.autoplayed.setdefault(seat, []).append(card)
     if turn.state.phase != OVER:
         game.continue_at = turn.now
-        session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(turn.now)
+        session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(game)
 
 
-def continue_mark(when: datetime) -> str:
-    """How a step names the ``continue_at`` it was queued for (a step queued for another one, by a
-    duplicate task or a sweep that raced the game's own follow-up, does nothing)."""
-    return when.isoformat()
+def continue_mark(game: Game) -> int:
+    """What names the step a marked game is waiting for: the sequence number its next move will
+    take (a step queued for another, by a duplicate task or by a sweep that raced the game's own
+    follow-up, finds a different one and does nothing)."""
+    return game.next_seq
 
 
-def games_to_continue(session: Session) -> list[tuple[int, str]]:
+def games_to_continue(session: Session) -> list[tuple[int, int]]:
     """The games whose turn in this transaction stopped at ``AUTOMATIC_MOVES_PER_STEP`` with
     automatic moves still to play, with their marks: continue each once the transaction has
     committed."""
