@@ -63,6 +63,36 @@ def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, 
         echo=click.echo)
 
 
+@bench.command("faults")
+@click.option("--database", type=click.Choice(["postgresql", "sqlite"]), default="postgresql", show_default=True)
+@click.option("--rate", default=20.0, show_default=True, help="moves/s offered throughout")
+@click.option("--faults", default="pool,worker,redis,postgres-stop,postgres-crash,relay", show_default=True,
+              help="the faults, in this order")
+@click.option("--down-seconds", default=30.0, show_default=True, help="Redis and PostgreSQL down this long")
+@click.option("--relay-down-seconds", default=60.0, show_default=True)
+@click.option("--settle-seconds", default=60.0, show_default=True,
+              help="the goal: everything accepted processed this long after the part came back")
+@click.option("--busy-seconds", default=20.0, show_default=True, help="CPUs kept busy around the SIGKILLs")
+@click.option("--games", default=60, show_default=True, help="tables played")
+@click.option("--concurrency", default=2, show_default=True, help="worker pool processes")
+@click.option("--sweep-seconds", type=float, default=None, help="PBEM_SWEEP_SECONDS (default: the server's)")
+@click.option("--keep-dir", is_flag=True, help="keep the servers' directory and logs")
+def faults(database: str, rate: float, faults: str, down_seconds: float, relay_down_seconds: float,
+           settle_seconds: float, busy_seconds: float, games: int, concurrency: int, sweep_seconds: float | None,
+           keep_dir: bool) -> None:
+    """Kill and restart each part of the pipeline under load: lost, doubled, respawns, recovery.
+    Exits 1 when a goal is missed."""
+    from .faults import FaultOptions, run
+
+    result = run(FaultOptions(database=database, rate=rate, faults=[f for f in faults.split(",") if f],
+                              down_seconds=down_seconds, relay_down_seconds=relay_down_seconds,
+                              settle_seconds=settle_seconds, busy_seconds=busy_seconds, games=games,
+                              concurrency=concurrency, sweep_seconds=sweep_seconds, keep_dir=keep_dir),
+                 echo=click.echo)
+    if not result.ok:
+        raise SystemExit(1)
+
+
 @bench.command("fuzz")
 @click.option("--messages", default=1000, show_default=True, help="mutated mails sent to live targets")
 @click.option("--seed", default="1", show_default=True, help="the same seed sends the same mails")

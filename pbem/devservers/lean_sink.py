@@ -436,16 +436,19 @@ class LeanSmtpSink(CapturingSink):
 
     # -- lifecycle -------------------------------------------------------------
 
-    def start(self) -> LeanSmtpSink:
+    def start(self, port: int | None = None) -> LeanSmtpSink:
+        """Listen on a free port, or on ``port`` (a sink stopped and started again on the same
+        port: a relay that was down for a while)."""
         if self._loop is not None:
             raise RuntimeError("sink already started")
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="lean-smtp-sink", daemon=True)
         thread.start()
         self._loop, self._thread = loop, thread
+        wanted = port
         try:
             for attempt in range(5):  # free_port may lose a race with another process
-                port = free_port()
+                port = wanted if wanted is not None else free_port()
                 future = asyncio.run_coroutine_threadsafe(
                     loop.create_server(lambda: _Session(self), "127.0.0.1", port), loop)
                 try:

@@ -93,20 +93,46 @@ class PostgresServer(DevServer):
         last_log = ""
         for _ in range(attempts):
             port = free_port()
-            options = " ".join(
-                [f"-p {port}", f"-k {self.base_dir}"]
-                + [f"-c {key}={value}" for key, value in self.settings.items()]
-            )
-            result = self._run(
-                _binary("pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_file),
-                "-o", options, "-w", "-t", "60", "start", check=False,
-            )
+            result = self._pg_ctl_start(port)
             if result.returncode == 0:
                 self.port = port
                 return self
             last_log = self.log_text()
         self.stop()
         raise PostgresError(f"PostgreSQL did not start:\n{last_log}")
+
+    def _pg_ctl_start(self, port: int) -> subprocess.CompletedProcess[str]:
+        options = " ".join(
+            [f"-p {port}", f"-k {self.base_dir}"]
+            + [f"-c {key}={value}" for key, value in self.settings.items()]
+        )
+        return self._run(
+            _binary("pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_file),
+            "-o", options, "-w", "-t", "60", "start", check=False,
+        )
+
+    # -- outages (fault injection) ---------------------------------------------
+
+    def halt(self, mode: str = "fast") -> None:
+        """Stop the server but keep its data and its port, for ``resume()``.
+
+        ``mode`` is pg_ctl's: ``fast`` (a clean stop: sessions are ended, a shutdown
+        checkpoint is written) or ``immediate`` (a crash as PostgreSQL sees one: every
+        process quits at once, without a checkpoint; the next start replays the WAL)."""
+        if self.base_dir is None or self.port is None:
+            raise PostgresError("server not started")
+        if mode not in ("fast", "immediate"):
+            raise ValueError(f"unknown stop mode {mode!r}")
+        self._run(_binary("pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w", "-t", "60", "stop")
+
+    def resume(self) -> PostgresServer:
+        """Start a server stopped by ``halt()`` again, on the same port and data."""
+        if self.base_dir is None or self.port is None:
+            raise PostgresError("server not started")
+        result = self._pg_ctl_start(self.port)
+        if result.returncode != 0:
+            raise PostgresError(f"PostgreSQL did not start again:\n{self.log_text()}")
+        return self
 
     def stop(self) -> None:
         if self.base_dir is None:
