@@ -32,10 +32,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from kombu.exceptions import KombuError
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbem.db.models import ADDRESS_LENGTH as MAILBOX_LENGTH
 from pbem.db.models import MESSAGE_ID_LENGTH, InboundMessage, InboundSource
 from pbem.db.session import KeptConnections, single_statement
 
-__all__ = ["Received", "message_key", "normalise_recipients", "receive_inbound", "store_inbound"]
+__all__ = [
+    "Received",
+    "envelope_address_problem",
+    "message_key",
+    "normalise_recipients",
+    "receive_inbound",
+    "store_inbound",
+]
 
 log = logging.getLogger("pbem.intake")
 
@@ -116,6 +124,31 @@ def _header_block(raw: bytes) -> bytes:
         if end >= 0:
             return raw[: end + len(separator)]
     return raw
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def envelope_address_problem(address: str) -> str | None:
+    """Why an envelope address (MAIL FROM, RCPT TO, or a webhook's envelope) can never be stored,
+    or None.  A front refuses such a mail *permanently* (SMTP 553, HTTP 400): storing would fail
+    the same way on every try (PostgreSQL refuses a NUL in text; a lone surrogate cannot be
+    encoded), and SQLite would store what no reply can go back to.
+
+    - ``CONTROL_CHARACTER``: a NUL, CR, LF or other control character (RFC 5321 §4.1.2 allows
+      none in a path);
+    - ``TOO_LONG``: longer than a mailbox can be (RFC 5321 §4.5.3.1: 64 + 1 + 255);
+    - ``NOT_UTF8``: text that is not Unicode (undecodable bytes the front kept as surrogates).
+    """
+    if _CONTROL.search(address):
+        return "CONTROL_CHARACTER"
+    if len(address) > MAILBOX_LENGTH:
+        return "TOO_LONG"
+    try:
+        address.encode("utf-8")
+    except UnicodeEncodeError:
+        return "NOT_UTF8"
+    return None
 
 
 def normalise_recipients(recipients: Iterable[str]) -> list[str]:

@@ -9,6 +9,9 @@ Answers:
 - EHLO offers PIPELINING (RFC 2920) besides aiosmtpd's own extensions: a sending server
   then gives MAIL, RCPT and DATA in one write, and the message in a second (aiosmtpd reads
   commands in order from its buffer, so a group is answered as if sent one by one).
+- MAIL FROM or RCPT TO with an address no row can hold (a NUL or another control
+  character, over-long, not Unicode: ``intake.envelope_address_problem``): ``553 5.1.7`` /
+  ``553 5.1.3``, permanent, so the sending server gives up at once instead of retrying.
 - RCPT to an address outside ``PBEM_MAIL_DOMAIN``: ``550 5.7.1``: this server
   is never an open relay.  ``postmaster@<domain>`` (and bare ``postmaster``,
   which RFC 5321 says must be accepted) is in the domain like any other address.
@@ -33,7 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.db.models import InboundSource
 from pbem.db.session import KeptConnections
-from pbem.services.intake import receive_inbound
+from pbem.services.intake import envelope_address_problem, receive_inbound
 
 __all__ = ["MAX_RECIPIENTS", "STORE_THREADS", "InboundHandler", "accepted_recipient"]
 
@@ -94,9 +97,24 @@ class InboundHandler:
         session.host_name = hostname  # what aiosmtpd does itself when there is no hook
         return [*responses[:-1], "250-PIPELINING", responses[-1]]
 
+    async def handle_MAIL(
+        self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[str]
+    ) -> str:
+        problem = envelope_address_problem(address)
+        if problem is not None:
+            log.info("refused sender %r (%s, peer %s)", address[:200], problem, session.peer)
+            return "553 5.1.7 Bad sender address syntax"
+        envelope.mail_from = address  # what aiosmtpd does itself when there is no hook
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
     ) -> str:
+        problem = envelope_address_problem(address)
+        if problem is not None:
+            log.info("refused recipient %r (%s, peer %s)", address[:200], problem, session.peer)
+            return "553 5.1.3 Bad destination mailbox address syntax"
         recipient = accepted_recipient(address, self.mail_domain)
         if recipient is None:
             log.info("refused relay from %s to %s (peer %s)", envelope.mail_from, address, session.peer)

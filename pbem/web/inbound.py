@@ -65,7 +65,7 @@ from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDeco
 
 from pbem.db.models import InboundSource, WebhookNonce
 from pbem.db.session import transaction
-from pbem.services.intake import store_inbound
+from pbem.services.intake import envelope_address_problem, store_inbound
 
 from .runtime import WebRuntime, runtime
 from .signatures import (
@@ -170,7 +170,14 @@ def accept_mail(
     mail_from: str,
     recipients: Iterable[str],
 ) -> tuple[Response, int]:
-    """Store the mail for the recipients in our domain, then queue it; the response."""
+    """Store the mail for the recipients in our domain, then queue it; the response.  An envelope
+    address no row can hold is refused for good (400; ``intake.envelope_address_problem``)."""
+    recipients = list(recipients)
+    for address in (mail_from, *recipients):
+        problem = envelope_address_problem(address)
+        if problem is not None:
+            log.info("%s webhook refused envelope address %r (%s)", source.value, address[:200], problem)
+            raise Refusal(400, "bad_envelope_address")
     accepted: list[str] = []
     refused: list[str] = []
     for recipient in recipients:

@@ -338,3 +338,27 @@ def test_pipelining_is_offered_and_a_pipelined_group_is_answered_in_order(front:
         client.send("RSET\r\n")
         assert client.getreply()[0] == 250
     assert [r.recipient for r in front.rows()] == [f"new@{DOMAIN}"]
+
+
+@pytest.mark.parametrize("sender", ["ana\x00@example.com", "ana@exa\x01mple.com", "a" * 400 + "@example.com"])
+def test_a_sender_no_row_can_hold_is_refused_for_good_at_mail(front: Front, sender: str) -> None:
+    with front.client() as client:
+        client.ehlo("client.example")
+        code, reply = client.docmd("MAIL", f"FROM:<{sender}>")
+        assert code == 553 and reply.startswith(b"5.1.7"), reply
+        # The session goes on: a good envelope after it is taken.
+        assert client.mail("ana@example.com")[0] == 250
+        assert client.rcpt(f"hearts+1.0.0.aaaa@{DOMAIN}")[0] == 250
+        assert client.data(message())[0] == 250
+    assert [row.mail_from for row in front.rows()] == ["ana@example.com"]
+
+
+def test_a_recipient_with_a_nul_is_refused_for_good_at_rcpt(front: Front) -> None:
+    with front.client() as client:
+        client.ehlo("client.example")
+        assert client.mail("ana@example.com")[0] == 250
+        code, reply = client.docmd("RCPT", f"TO:<hearts+1.0\x00.0.aaaa@{DOMAIN}>")
+        assert code == 553 and reply.startswith(b"5.1.3"), reply
+        code, _ = client.docmd("DATA")
+        assert code == 503  # no valid recipient: nothing to take
+    assert front.rows() == []

@@ -495,3 +495,14 @@ def test_mail_that_cannot_be_stored_is_503_so_the_forwarder_retries(
     assert response.status_code == 503
     assert response.json == {"error": "cannot_store"}
     assert response.headers["Retry-After"] == "60"
+
+
+@pytest.mark.parametrize("mail_from", ["<" + "a" * 400 + "@example.com>", "<ali\x01ce@example.com>"])
+def test_raw_webhook_refuses_for_good_an_envelope_no_row_can_hold(
+    client: FlaskClient, settings: Settings, clock: ManualClock, mail_from: str
+) -> None:
+    headers = raw_headers(MESSAGE, timestamp=now_ts(clock), mail_from=mail_from)
+    response = client.post("/inbound/raw", data=MESSAGE, headers=headers)
+    assert response.status_code == 400
+    assert response.json == {"error": "bad_envelope_address"}
+    assert inbound_rows(settings) == []
