@@ -18,6 +18,7 @@ import signal
 from pathlib import Path
 
 import pytest
+import redis
 from jinja2 import FileSystemLoader
 from sqlalchemy import select
 
@@ -44,9 +45,13 @@ DEADLINE_S = 120
 
 @pytest.fixture
 def env(pg_migrated_url: str, redis_url: str, smtp_sink, tmp_path: Path) -> dict[str, str]:
+    broker_url = redis_db(redis_url, REDIS_DB)
+    client = redis.Redis.from_url(broker_url)
+    client.flushdb()  # no task left over from an earlier run (this test's ids start at 1 again)
+    client.close()
     return {
         "PBEM_DATABASE_URL": pg_migrated_url,
-        "PBEM_BROKER_URL": redis_db(redis_url, REDIS_DB),
+        "PBEM_BROKER_URL": broker_url,
         "PBEM_DATA_DIR": str(tmp_path / "data"),
         "PBEM_MAIL_DOMAIN": "hearts.test",
         "PBEM_SECRET_KEY": "restart-test-secret",
@@ -73,13 +78,12 @@ def test_a_pool_killed_whole_on_a_busy_core_comes_back_and_processes_the_waiting
             for pid in children:
                 os.kill(pid, signal.SIGKILL)
             # Each seat passes three cards; the last pass ends the passing and mails the players.
+            ids: list[int] = []
             with transaction(svc.session_factory) as session:
-                ids = [inbound_id
-                       for seat, sender in enumerate(PLAYERS)
-                       for inbound_id in store_inbound(
-                           session, raw=reply_bytes(turns[seat], sender=sender, body=" ".join(turns[seat].hand[:3])),
-                           mail_from=sender, recipients=[turns[seat].reply_to], source="smtp",
-                           received_at=svc.clock.now())]
+                for seat, sender in enumerate(PLAYERS):
+                    raw = reply_bytes(turns[seat], sender=sender, body=" ".join(turns[seat].hand[:3]))
+                    ids += store_inbound(session, raw=raw, mail_from=sender, recipients=[turns[seat].reply_to],
+                                         source="smtp", received_at=svc.clock.now())
             queue_inbound(make_celery(settings), ids)
 
             def settled() -> tuple[dict[int, tuple[str, str]], list[str]]:
