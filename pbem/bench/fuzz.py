@@ -526,7 +526,7 @@ def _reply_template(rng: random.Random, target: Target, number: int) -> bytes:
     elif encoding == "quoted-printable":
         import quopri
 
-        data = quopri.encodestring(data).replace(b"\n", b"\r\n")
+        data = quopri.encodestring(data.replace(b"\r\n", b"\n")).replace(b"\n", b"\r\n")
     subject = {"play": "Re: [Hearts] Your turn", "pass": "Re: [Hearts] Pass three cards", "moon": "Re: [Hearts] Moon",
                "invitation": "Re: Invitation to a game of Hearts", "new_game": "new game"}.get(target.expected or "", "Re: Hearts")
     sender = (target.name.encode() + b" <" + mu.FROM + b">") if target.name else mu.FROM
@@ -646,7 +646,8 @@ class Report:
             table[crash.kind] += 1
             self.crash_where.setdefault(crash.kind, Counter())[crash.where] += 1
             self.crash_messages.setdefault(crash.kind, crash.message)
-            self.crash_origins.setdefault(crash.kind, Counter())[case.origin.split(":")[0] + ":" + ",".join(case.mutations)] += 1
+            origin = case.origin + (" + " + ", ".join(case.mutations) if case.mutations else "")
+            self.crash_origins.setdefault(crash.kind, Counter())[origin] += 1
 
 
 def exit_code(report: Report) -> int:

@@ -15,8 +15,10 @@ SIZES = [10_000, 100_000, 1_000_000]
 
 def test_fuzz_fixed_seed_small_budget(tmp_path: Path) -> None:
     lines: list[str] = []
-    report = run(Options(messages=MESSAGES, seed="ci", sizes=SIZES, directory=tmp_path, progress=False),
-                 echo=lines.append)
+    # The CPU limits only keep a quadratic reader from holding CI (the interrupted mail is
+    # reported as a stall); they are not figures, and stalls are not asserted.
+    report = run(Options(messages=MESSAGES, seed="ci", sizes=SIZES, directory=tmp_path, progress=False,
+                         limit=5.0, size_limit=10.0), echo=lines.append)
     print("\n".join(lines))
     assert report.messages == MESSAGES
     crashes = {kind: (count, report.crash_messages[kind]) for kind, count in report.crashes.items()}
