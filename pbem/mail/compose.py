@@ -147,6 +147,16 @@ def _ascii_address(address: str) -> str:
     return f"{local}@{domain}"
 
 
+def can_address(address: str) -> bool:
+    """Whether a mail can be addressed to ``address``: an addr-spec with no line break, an ASCII
+    local part (the relay does not speak SMTPUTF8) and a domain that is ASCII or IDNA-encodable."""
+    try:
+        _ascii_address(address)
+    except ValueError:  # UnicodeError (IDNA) is one too
+        return False
+    return True
+
+
 def format_address(value: Address, header: str = "To") -> tuple[str, str]:
     """(header text, bare address) for ``"a@b"`` or ``("Name", "a@b")``.
 

@@ -15,6 +15,7 @@ player chose that card for an earlier trick, so playing it in a later one is not
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from pbem.db.writes import add_update, write_all
 from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules, PassCards, PlayCard, Rules
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
+from pbem.mail.compose import can_address
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.autoreply import BOUNCE, Verdict, classify
 from pbem.mail.reading.message import IncomingMail, read_mail
@@ -52,6 +54,7 @@ from .continuation import Applied, continue_to_rest
 from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
 from .gamestore import GameNotFound, current_state, load_game
+from .intake import envelope_address_problem
 from .mailing import QueuedMail, claim_for_sending, game_context, queue_mail, recipient_for, seat_name
 from .strangers import answer_stranger, may_answer_stranger, record_stranger_answer, stranger_recipient
 from .turns import apply_move, begin_turn, games_to_continue
@@ -254,7 +257,12 @@ def _tell_sender_set_aside(svc: Services, inbound_id: int, now: datetime) -> Non
 
 
 def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail, now: datetime) -> Outcome:
-    """What a received mail (``row``, already read into ``mail``) asks for, done and answered."""
+    """What a received mail (``row``, already read into ``mail``) asks for, done and answered.
+
+    A From address no mail can go back to (``compose.can_address``: no SMTPUTF8, a broken
+    domain, a NUL) is no sender at all: nothing is answered to it or looked up by it."""
+    if mail.from_address and (envelope_address_problem(mail.from_address) or not can_address(mail.from_address)):
+        mail = dataclasses.replace(mail, from_address="")
     automatic = classify(mail)
     if automatic is not None:
         return _automatic(session, svc, mail, automatic, now, row.id)
@@ -271,7 +279,9 @@ def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail
 
 
 def _player_by_address(session: Session, address: str) -> Player | None:
-    if not address:
+    """The player registered at ``address``; None for an address no player can have (as a bounce's
+    recipients, read from a report anyone can write, may be)."""
+    if not address or envelope_address_problem(address) is not None:
         return None
     return session.scalars(select(Player).where(Player.address == address.lower())).one_or_none()
 
@@ -634,14 +644,13 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
     preset = options.pop("rules", None) or options.pop("preset", None) or "standard"
     bots_text = options.pop("bots", 0) or 0
     try:
-        bots = int(bots_text)
-    except (TypeError, ValueError):
-        return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
-    try:
         timing = pop_timing(options)  # deadline, weekends, grace, reminder, policy (README, "Time")
         rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
     except (InvalidRules, TypeError, ValueError) as error:
         return refuse("BAD_RULES", {"problem": getattr(error, "code", "BAD_RULES")})
+    bots = _count(bots_text)
+    if bots is None or not 0 <= bots < rules.players:  # the sender has a seat too
+        return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
     others = [a.lower() for a in command.players if a.lower() != sender_address]
     if 1 + len(others) + bots != rules.players:
         return refuse("WRONG_PLAYER_COUNT", {"players": rules.players, "people": 1 + len(others), "bots": bots})
@@ -685,6 +694,14 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         for sent in mails:
             record_stranger_answer(session, sender_address, sent.kind, now, row.id)
     return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
+
+
+def _count(text: object) -> int | None:
+    """A whole number written in an option, or None."""
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return None
 
 
 def _option_value(text: str) -> Any:
