@@ -15,6 +15,7 @@ The turn records what happened (engine events, who decided, what was played for 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -46,6 +47,11 @@ from .gamestore import append_move, save_state
 #: its passes); a game whose every seat is played by computers goes on in further steps, each
 #: committed on its own (``pbem.services.continuation``), so one game never holds a worker for long.
 AUTOMATIC_MOVES_PER_STEP = 64
+#: And at most this much CPU time (the bots' searches are the costly part): a step stops after
+#: the move that passes it, far inside the tasks' time limits (``workers.app``) on a busy machine.
+#: Where a step ends changes no move (each bot's seed comes from the move's number), only how
+#: the moves are batched into mails.
+AUTOMATIC_STEP_CPU_SECONDS = 10.0
 #: ``session.info`` key: the games whose turn stopped at that bound in this transaction (id -> mark).
 _CONTINUE = "pbem.continue_games"
 
@@ -155,13 +161,17 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
     """Apply every move that needs nobody's decision, until a person must decide or the game ends.
 
     ``autoplay_single[seat]`` says whether that seat's player wants a single legal card played
-    for them.  After ``AUTOMATIC_MOVES_PER_STEP`` moves the turn stops with more to play: the game
-    is marked to be continued (``game.continue_at``; :func:`games_to_continue`).
+    for them.  After ``AUTOMATIC_MOVES_PER_STEP`` moves, or ``AUTOMATIC_STEP_CPU_SECONDS``, the turn
+    stops with more to play: the game is marked to be continued (``game.continue_at``;
+    :func:`games_to_continue`).
     """
     game = turn.game
     if game.continue_at is not None:
         game.continue_at = None
+    cpu_budget_end = time.thread_time() + AUTOMATIC_STEP_CPU_SECONDS
     for _ in range(AUTOMATIC_MOVES_PER_STEP):
+        if time.thread_time() > cpu_budget_end:
+            break
         state = turn.state
         phase = state.phase
         if phase == OVER:
