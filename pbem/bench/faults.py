@@ -9,7 +9,7 @@ Load players answer every decision mail at ``--rate`` moves a second throughout;
 refuses for now (``451``, or no connection) is sent again two seconds later with the same bytes,
 as a sending mail server keeps and retries it.
 
-The faults, one after the other, each after ``LEAD_SECONDS`` of load:
+The faults, one after the other, each after ``lead_seconds`` of load:
 
 - ``pool``: the CPUs are made busy (one busy-loop process per core, for ``--busy-seconds``), then
   every pool process is SIGKILLed; Celery forks new ones.  The part is back at once.
@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from pbem.bench.e2e import Options as StackOptions
 from pbem.bench.e2e import Stack
@@ -79,6 +80,7 @@ from pbem.db.models import Game, InboundMessage, InboundStatus, Move, OutboundMe
 from pbem.devservers import wait_for
 from pbem.devservers.celery_worker import CeleryWorker, pbem_environment
 from pbem.devservers.lean_sink import CapturedMessage
+from pbem.services.gamestore import snapshot_agrees
 
 __all__ = ["FAULTS", "FaultOptions", "FaultRecord", "Figures", "run"]
 
@@ -86,8 +88,6 @@ Echo = Callable[[str], None]
 
 FAULTS = ("pool", "worker", "redis", "postgres-stop", "postgres-crash", "relay")
 GROUP = "faults"
-LEAD_SECONDS = 5.0
-"""Load before each fault (part of its window)."""
 RETRY_AFTER = 2.0
 """Seconds before a reply the front refused for now is sent again."""
 RETRY_FOR = 900.0
@@ -107,6 +107,7 @@ class FaultOptions:
     relay_down_seconds: float = 60.0
     settle_seconds: float = 60.0  # the goal: everything processed this long after the part is back
     busy_seconds: float = 20.0  # busy CPUs during the pool and worker faults, from just before the kill
+    lead_seconds: float = 5.0  # load before each fault (part of its window)
     games: int = 60
     concurrency: int = 2
     sweep_seconds: float | None = None  # PBEM_SWEEP_SECONDS for the run (None: the server's default)
@@ -571,7 +572,7 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
     up_before = stack.worker_log_count(_UP_TIMEOUT)
     watch.sample()
     pools_before = watch.counts()
-    time.sleep(LEAD_SECONDS)  # the schedule: load before the fault
+    time.sleep(options.lead_seconds)  # the schedule: load before the fault
     record.fault_at, record.back_at, record.expected_respawns, restarted = inject(stack, name, options, echo)
     record.down = record.back_at - record.fault_at
     # Every reply accepted up to now must be processed within the settle deadline.
@@ -608,10 +609,21 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
 
 def replay_check(stack: FaultStack) -> tuple[int, int]:
     """(games, games whose snapshot equals the replay of their log), as ``pbem game check``; the
-    database may still be recovering, so it is tried for a while."""
+    database may still be recovering, so it is tried for a while.
+
+    The load goes on meanwhile, so every game is read in one snapshot of the database (PostgreSQL's
+    REPEATABLE READ): the game's row and its log as of one moment, not a move committed between the
+    two reads."""
+    svc = stack.svc
+    assert svc is not None
+
     def attempt() -> tuple[int, int] | None:
         try:
-            return stack.check_snapshots([GROUP])
+            isolation = "REPEATABLE READ" if stack.postgres is not None else "SERIALIZABLE"
+            with svc.engine.connect().execution_options(isolation_level=isolation) as conn, \
+                    Session(bind=conn) as session:
+                games = session.scalars(select(Game).where(Game.title.like(f"Bench {GROUP} %"))).all()
+                return len(games), sum(1 for game in games if snapshot_agrees(session, game))
         except DBAPIError:
             assert stack.svc is not None
             stack.svc.engine.dispose()
@@ -634,6 +646,7 @@ class Figures:
     lost: int = 0
     lost_why: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
+    duplicate_why: Counter[str] = field(default_factory=Counter)
     statuses: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -726,6 +739,10 @@ def measure(stack: FaultStack, records: Sequence[FaultRecord], concurrency: int)
                     figures.lost_why[f"mail never delivered ({mail_status})"] += 1
                 elif copies > 1 or mail_status == OutboundStatus.PENDING:
                     figures.duplicates += 1  # delivered again, or will be once its lease runs out
+                    arrived = players.arrival(message_id)
+                    when = ("" if arrived is None else " before the part came back" if arrived < record.back_at
+                            else " after it came back")
+                    figures.duplicate_why[f"delivered {copies}x{when}, row {mail_status}"] += 1
         out.append(figures)
     return out
 
@@ -855,6 +872,8 @@ def print_table(echo: Echo, figures: Sequence[Figures], options: FaultOptions) -
             notes.append(f"replies not done: {odd}")
         if f.lost_why:
             notes.append(f"lost: {dict(f.lost_why)}")
+        if f.duplicate_why:
+            notes.append(f"duplicates: {dict(f.duplicate_why)}")
         for note in notes:
             echo(f"  {'':15} {note}")
     echo("  respawns: pool processes forked to replace others / processes the fault itself killed")
