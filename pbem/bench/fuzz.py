@@ -688,23 +688,35 @@ def format_report(report: Report) -> list[str]:
     if report.size_table:
         out.append("CPU seconds (process_time) per case, by generator and size (store + the worker's task):")
         out.append(f"  {'generator':<16}" + "".join(f"{size_label(s):>10}" for s in report.sizes)
-                   + "   outcome at the largest size run")
+                   + "  last step  outcome at the largest size run")
+        over = []
         for name, row in report.size_table.items():
             cells = []
-            last = None
+            run_results = [(size, row[size]) for size in report.sizes if row.get(size) is not None]
             for size in report.sizes:
                 result = row.get(size)
                 if result is None:
                     cells.append(f"{'-':>10}")
                     continue
-                last = result
                 mark = "!" if result.crash is not None and result.crash.stall else "x" if result.crash else ""
                 cells.append(f"{result.cpu:>9.3f}{mark or ' '}")
-            tail = ""
-            if last is not None:
+                if result.cpu > 1.0:
+                    over.append(f"{name} {size_label(size)}")
+            step, tail = "", ""
+            if run_results:
+                last = run_results[-1][1]
+                assert last is not None
                 tail = f"{last.status} {last.code}" + (f"; {last.crash.kind}" if last.crash else "")
-            out.append(f"  {name:<16}" + "".join(cells) + "   " + tail)
-        out.append("  (! interrupted at the CPU limit, larger sizes not tried; x an exception escaped)")
+            if len(run_results) >= 2:
+                (s0, r0), (s1, r1) = run_results[-2], run_results[-1]
+                assert r0 is not None and r1 is not None
+                step = f"x{r1.cpu / max(r0.cpu, 1e-6):.1f}/x{s1 / s0:g}"
+            out.append(f"  {name:<16}" + "".join(cells) + f"  {step:>9}  " + tail)
+        out.append("  (last step: how much more CPU the largest size run took than the one before, for how much more"
+                   " mail: linear is about x10/x10; ! interrupted at the CPU limit, larger sizes not tried;"
+                   " x an exception escaped)")
+        out.append(f"  cases over 1 s of CPU: {len(over)}" + (f" ({', '.join(over)})" if over else "")
+                   + " (goal: none, up to 10 MB)")
     for path in report.saved:
         out.append(f"saved: {path}")
     return out
