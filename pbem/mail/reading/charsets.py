@@ -11,6 +11,12 @@ know (``x-unknown``, ``iso-8859-8-i``). The rules here, in order:
 3. the declared charset, strictly, with ``iso-8859-1``/``us-ascii`` read as ``windows-1252``
    (what browsers do too);
 4. ``windows-1252``, then ``latin-1`` (which cannot fail).
+
+A declared name is only ever used when Python knows it as a *text* encoding of characters: mail may declare
+``base64``, ``uu``, ``zlib``, ``hex``, ``rot13`` or ``undefined`` (codecs of the registry that are
+not charsets: they raise when asked to decode bytes to text, or read escapes; see
+:data:`_NOT_CHARSETS`), a name with a NUL or 8-bit bytes in
+it; such a name counts as unknown. :func:`decode_bytes` never raises.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ _ALIASES = {
     "ascii": "cp1252",
     "ansi_x3.4-1968": "cp1252",
 }
+#: Text codecs of Python's registry that no mail charset means: ``undefined`` refuses every
+#: input, the escape codecs read backslashes, and ``punycode`` decodes in quadratic time.
+_NOT_CHARSETS = frozenset({"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"})
 # Codecs where UTF-8 look-alike bytes are plausible: never second-guess these.
 _MULTIBYTE = frozenset({
     "utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-7", "euc_jp", "shift_jis",
@@ -52,10 +61,16 @@ def codec_name(declared: str | None) -> str | None:
         return None
     name = declared.strip().strip("\"'").lower()
     name = _ALIASES.get(name, name)
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
+    if not name.isascii() or not name.isprintable():
         return None
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        return None
+    # ``bytes.decode`` refuses codecs flagged as not text encodings (base64, zlib, rot13…).
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None
+    return info.name
 
 
 def decode_bytes(data: bytes, declared: str | None = None) -> str:
@@ -71,7 +86,7 @@ def decode_bytes(data: bytes, declared: str | None = None) -> str:
     if codec is not None:
         try:
             return data.decode(codec)
-        except UnicodeDecodeError:
+        except (UnicodeError, LookupError, ValueError):  # a codec of the registry misbehaving
             pass
     try:
         return data.decode("cp1252")

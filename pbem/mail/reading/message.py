@@ -5,7 +5,38 @@ builds header objects for every header and costs several times more (issue 5). W
 header values stay raw strings, so this module decodes the few headers it needs itself
 (RFC 2047 encoded words, raw 8-bit UTF-8 or Latin headers, folding) and decodes bodies with the
 lenient rules of :mod:`.charsets`. Nothing here raises on malformed mail: the worst case is empty
-fields, which later stages answer as unreadable.
+fields, which later stages answer as unreadable, and :attr:`IncomingMail.problems` says why.
+
+**Bounds** (each step is linear in what it looks at, and looks at no more than this):
+
+* :data:`MAX_PARSED_BYTES` of the raw message are parsed; a reply's text, a report's parts and
+  the headers of an attached original all come first, and what is longer is someone else's
+  attachment (``TRUNCATED``);
+* a From header longer than :data:`MAX_FROM_CHARS` is not parsed (``ADDRESS_UNPARSEABLE``);
+  To and Cc are read up to :data:`MAX_RECIPIENT_CHARS` each (``HEADER_TOO_LONG``); a header value
+  is decoded up to :data:`MAX_DECODED_HEADER_CHARS` (the standard library's RFC 2047 decoder
+  takes time quadratic in the number of encoded words);
+* address comments nested deeper than :data:`MAX_COMMENT_DEPTH` are not given to the standard
+  library's address parser (it recurses once per level); the addresses are then found token by
+  token (:func:`.clean.find_addresses`);
+* MIME nesting the standard library's parser cannot follow (it recurses once per level) leaves
+  the headers read and the body empty (``MIME_TOO_DEEP``).
+
+**Echoed text** (RFC 5322 §2.2: a header value has no CR or LF): ``from_name`` and ``subject`` are
+cleaned by :mod:`.clean` here, when the mail is read, so whatever an answer echoes of them is safe.
+
+**Problems** (:attr:`IncomingMail.problems`, each code at most once, in the order found):
+
+========================  =============================================================
+``TRUNCATED``             the message was longer than :data:`MAX_PARSED_BYTES`
+``MIME_TOO_DEEP``         MIME nesting too deep to parse: headers only, empty text
+``UNDECODABLE_PART``      a text part could not be decoded: its text is empty
+``ADDRESS_UNPARSEABLE``   the From header could not be read: ``from_address`` is ""
+``RECIPIENTS_UNPARSEABLE`` To or Cc too deeply nested: its addresses found token by token
+``HEADER_TOO_LONG``       a header value was cut before decoding
+``FROM_NAME_CLEANED``     control characters removed from the display name, or it was cut
+``SUBJECT_CLEANED``       control characters removed from the subject, or it was cut
+========================  =============================================================
 
 The body is the first inline ``text/plain`` part outside attached messages (``format=flowed``
 undone), else the first ``text/html`` part converted to text. A ``multipart/report`` (a delivery
@@ -20,12 +51,34 @@ from dataclasses import dataclass, field
 from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
-from email.parser import HeaderParser
+from email.parser import BytesHeaderParser, HeaderParser
 from email.policy import compat32
 from email.utils import collapse_rfc2231_value, getaddresses, parseaddr
+from typing import Final
 
 from .charsets import decode_bytes
+from .clean import clean_display_name, clean_subject, find_addresses
 from .html_text import html_to_text
+
+#: Bytes of a raw message that are parsed (see the module docstring).
+MAX_PARSED_BYTES: Final = 1024 * 1024
+#: A From header (one mailbox) longer than this is not parsed.
+MAX_FROM_CHARS: Final = 4096
+#: Characters of each To or Cc header that are read.
+MAX_RECIPIENT_CHARS: Final = 64 * 1024
+#: Characters of a header value that are decoded (RFC 2047 words, 8-bit bytes).
+MAX_DECODED_HEADER_CHARS: Final = 16 * 1024
+#: Deepest nesting of address comments ``(…)`` given to the standard library's parser.
+MAX_COMMENT_DEPTH: Final = 32
+
+TRUNCATED: Final = "TRUNCATED"
+MIME_TOO_DEEP: Final = "MIME_TOO_DEEP"
+UNDECODABLE_PART: Final = "UNDECODABLE_PART"
+ADDRESS_UNPARSEABLE: Final = "ADDRESS_UNPARSEABLE"
+RECIPIENTS_UNPARSEABLE: Final = "RECIPIENTS_UNPARSEABLE"
+HEADER_TOO_LONG: Final = "HEADER_TOO_LONG"
+FROM_NAME_CLEANED: Final = "FROM_NAME_CLEANED"
+SUBJECT_CLEANED: Final = "SUBJECT_CLEANED"
 
 _FOLDING = re.compile(r"\r?\n(?=[ \t])")
 _MSG_ID = re.compile(r"<[^<>\s]+>")
@@ -83,6 +136,8 @@ class IncomingMail:
     report: DeliveryReport | None = None
     #: Every header as (name, raw value), unfolded; decode with :meth:`header`.
     raw_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: What could not be read as sent, as short codes (the module docstring's table); () if nothing.
+    problems: tuple[str, ...] = ()
 
     def header(self, name: str) -> str | None:
         """The first header called ``name``, decoded, or None."""
@@ -99,8 +154,11 @@ class IncomingMail:
 
 
 def decode_header_value(raw: str) -> str:
-    """Decode a raw (compat32) header value: unfold, RFC 2047 words, raw 8-bit bytes."""
-    value = _FOLDING.sub("", raw)
+    """Decode a raw (compat32) header value: unfold, RFC 2047 words, raw 8-bit bytes.
+
+    Only the first :data:`MAX_DECODED_HEADER_CHARS` characters are decoded. Never raises.
+    """
+    value = _FOLDING.sub("", raw[: MAX_DECODED_HEADER_CHARS + 2])[:MAX_DECODED_HEADER_CHARS]
     if "=?" not in value:
         return _undo_surrogates(value).strip()
     try:
@@ -125,22 +183,59 @@ def _undo_surrogates(text: str) -> str:
     return decode_bytes(text.encode("ascii", "surrogateescape"))
 
 
-def _address(raw: str | None) -> tuple[str, str]:
+class _Problems(list):
+    """The problem codes found while reading one mail, each once."""
+
+    def add(self, code: str) -> None:
+        if code not in self:
+            self.append(code)
+
+
+def _address(raw: str | None, problems: _Problems) -> tuple[str, str]:
     """(display name, lower-case address) of a From-like header."""
     if not raw:
         return "", ""
-    name, addr = parseaddr(_FOLDING.sub("", raw))
+    value = _FOLDING.sub("", raw)
+    if len(value) > MAX_FROM_CHARS:
+        problems.add(ADDRESS_UNPARSEABLE)
+        return "", ""
+    if _comment_depth(value) > MAX_COMMENT_DEPTH:
+        problems.add(ADDRESS_UNPARSEABLE)
+        name, addr = "", ""
+    else:
+        name, addr = parseaddr(value)
     if "@" not in addr:
         # parseaddr gives up on some mangled headers; take the first thing that looks like one,
         # else a bare local part ("From: MAILER-DAEMON (Mail Delivery System)").
-        found = re.search(r"[^\s<>\"',;:()]+@[^\s<>\"',;:()]+", raw)
-        addr = found.group(0) if found else addr if re.fullmatch(r"[\w.+-]+", addr) else ""
+        found = find_addresses(value)
+        addr = found[0] if found else addr if re.fullmatch(r"[\w.+-]+", addr) else ""
     return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
 
 
-def _addresses(headers: tuple[tuple[str, str], ...], name: str) -> tuple[str, ...]:
+def _comment_depth(value: str) -> int:
+    """How deeply ``(…)`` comments nest in a header value (escapes and quotes not considered)."""
+    if "(" not in value:
+        return 0
+    depth = deepest = 0
+    for paren in re.findall(r"[()]", value):
+        depth = depth + 1 if paren == "(" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _addresses(headers: tuple[tuple[str, str], ...], name: str, problems: _Problems) -> tuple[str, ...]:
     """Lower-case addresses of every address-list header called ``name``, in order."""
-    values = [_undo_surrogates(v) for n, v in headers if n.lower() == name]
+    values = []
+    for hname, value in headers:
+        if hname.lower() != name:
+            continue
+        if len(value) > MAX_RECIPIENT_CHARS:
+            problems.add(HEADER_TOO_LONG)
+            value = value[: value.rfind(",", 0, MAX_RECIPIENT_CHARS) + 1 or MAX_RECIPIENT_CHARS]
+        values.append(_undo_surrogates(value))
+    if any(_comment_depth(v) > MAX_COMMENT_DEPTH for v in values):
+        problems.add(RECIPIENTS_UNPARSEABLE)
+        return tuple(a.lower() for v in values for a in find_addresses(v))
     return tuple(a.lower() for _, a in getaddresses(values) if "@" in a)
 
 
@@ -149,47 +244,86 @@ def _message_ids(raw: str | None) -> tuple[str, ...]:
 
 
 def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
-    """Parse raw message bytes (as received) into an :class:`IncomingMail`."""
-    msg = email.message_from_bytes(raw, policy=compat32)
+    """Parse raw message bytes (as received) into an :class:`IncomingMail`; never raises.
+
+    What could not be read as sent is degraded (an empty text, an absent address) and named in
+    :attr:`IncomingMail.problems` (see the module docstring).
+    """
+    problems = _Problems()
+    msg, deep = _parse(_parsed_prefix(raw, problems))
+    if deep:
+        problems.add(MIME_TOO_DEEP)
     headers = _raw_headers(msg)
     first: dict[str, str] = {}
     for name, value in headers:
         first.setdefault(name.lower(), value)
-    from_name, from_address = _address(first.get("from"))
+    from_name, from_address = _address(first.get("from"), problems)
     message_ids = _message_ids(first.get("message-id"))
     in_reply_to = _message_ids(first.get("in-reply-to"))
-    text, from_html = _body_text(msg)
+    text, from_html = ("", False) if deep else _body_text(msg, problems)
     content_type = msg.get_content_type()
-    report = _delivery_report(msg) if content_type == "multipart/report" else None
+    report = _delivery_report(msg) if content_type == "multipart/report" and not deep else None
     if envelope_sender is not None:
         envelope_sender = envelope_sender.strip().strip("<>").strip().lower()
     return IncomingMail(
         envelope_sender=envelope_sender,
         from_address=from_address,
-        from_name=from_name,
+        from_name=_cleaned(clean_display_name(from_name), FROM_NAME_CLEANED, problems),
         message_id=message_ids[0] if message_ids else None,
         in_reply_to=in_reply_to[0] if in_reply_to else None,
         references=_message_ids(first.get("references")),
-        subject=decode_header_value(first.get("subject", "")),
-        to=_addresses(headers, "to"),
-        cc=_addresses(headers, "cc"),
+        subject=_cleaned(clean_subject(_header_text(first.get("subject", ""), problems)),
+                         SUBJECT_CLEANED, problems),
+        to=_addresses(headers, "to", problems),
+        cc=_addresses(headers, "cc", problems),
         content_type=content_type,
         text=text,
         text_from_html=from_html,
         report=report,
         raw_headers=headers,
+        problems=tuple(problems),
     )
 
 
+def _parsed_prefix(raw: bytes, problems: _Problems) -> bytes:
+    """The first :data:`MAX_PARSED_BYTES` of ``raw``, cut after a line end."""
+    if len(raw) <= MAX_PARSED_BYTES:
+        return raw
+    problems.add(TRUNCATED)
+    return raw[: raw.rfind(b"\n", 0, MAX_PARSED_BYTES) + 1 or MAX_PARSED_BYTES]
+
+
+def _parse(raw: bytes) -> tuple[Message, bool]:
+    """The parsed message, and whether its MIME structure was too deep to parse (then only its
+    headers are parsed: the standard library's parser recurses once per nested multipart)."""
+    try:
+        return email.message_from_bytes(raw, policy=compat32), False
+    except RecursionError:
+        return BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True), True
+
+
+def _header_text(raw: str, problems: _Problems) -> str:
+    if len(raw) > MAX_DECODED_HEADER_CHARS:
+        problems.add(HEADER_TOO_LONG)
+    return decode_header_value(raw)
+
+
+def _cleaned(cleaned: tuple[str, bool], code: str, problems: _Problems) -> str:
+    text, changed = cleaned
+    if changed:
+        problems.add(code)
+    return text
+
+
 # -- bodies ------------------------------------------------------------------------------------
-def _body_text(msg: Message) -> tuple[str, bool]:
+def _body_text(msg: Message, problems: _Problems) -> tuple[str, bool]:
     plain, html = _find_text_parts(msg)
     if plain is not None:
-        text = _part_text(plain)
+        text = _part_text(plain, problems)
         if text.strip() or html is None:
             return text, False
     if html is not None:
-        return html_to_text(_part_text(html)), True
+        return html_to_text(_part_text(html, problems)), True
     return "", False
 
 
@@ -237,21 +371,33 @@ def _raw_get(msg: Message, name: str) -> str | None:
 
 
 def _param(msg: Message, name: str) -> str:
-    """A Content-Type parameter as a lower-case string ("" when absent)."""
-    value = msg.get_param(name)
-    if value is None:
+    """A Content-Type parameter as a lower-case string ("" when absent or unreadable)."""
+    try:
+        value = msg.get_param(name)
+        if value is None:
+            return ""
+        return str(collapse_rfc2231_value(value)).strip().lower()
+    except (LookupError, ValueError, TypeError, UnicodeError):
         return ""
-    return collapse_rfc2231_value(value).strip().lower()
 
 
-def _part_text(part: Message) -> str:
-    payload = part.get_payload(decode=True)
+def _part_text(part: Message, problems: _Problems) -> str:
+    """A text part's text; "" (and ``UNDECODABLE_PART``) when the standard library cannot take
+    its payload or parameters apart (an RFC 2231 charset naming a codec that fails, a NUL…)."""
+    try:
+        payload = part.get_payload(decode=True)
+        charset = part.get_content_charset()
+        flowed = part.get_content_type() == "text/plain" and _param(part, "format") == "flowed"
+        delsp = flowed and _param(part, "delsp") == "yes"
+    except (LookupError, ValueError, TypeError, UnicodeError):
+        problems.add(UNDECODABLE_PART)
+        return ""
     if not isinstance(payload, bytes):
         payload = b""
-    text = decode_bytes(payload, part.get_content_charset())
+    text = decode_bytes(payload, charset)
     text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    if part.get_content_type() == "text/plain" and _param(part, "format") == "flowed":
-        text = unflow(text, delsp=_param(part, "delsp") == "yes")
+    if flowed:
+        text = unflow(text, delsp=delsp)
     return text
 
 
