@@ -39,6 +39,8 @@ code                       class       details
 ``UNKNOWN_WORD``           Unreadable  ``word``: a short reply that is no command or card
 ``WRONG_CARD_COUNT``       Unreadable  ``expected``, ``found`` (counts), ``cards``
 ``NO_PLAYERS``             Unreadable  (none): a new game naming no other player and no bots
+``BAD_OPTION``             Unreadable  ``option``, ``value`` (at most 40 characters): an option
+                                       of a new game that cannot be read (``bots: lots``)
 ``TWO_CARDS``              Ambiguous   ``cards``: the different cards named, space separated
 ``BOTH_MOON_CHOICES``      Ambiguous   (none): both old and new moon named
 ``CONFLICTING_COMMANDS``   Ambiguous   ``commands`` (names, space separated), ``cards``
@@ -46,6 +48,10 @@ code                       class       details
 
 Command names (``Command.name``) are the keys of :data:`COMMAND_WORDS` plus ``play``, ``pass``,
 ``moon``, ``unreadable`` and ``ambiguous``.
+
+**Bounds.** Only the first :data:`MAX_COMMAND_CHARS` characters of the new text are read (cut at
+a line end): a command is in a reply's first lines, and reading costs time per line. Addresses
+are found token by token (:func:`.clean.find_addresses`), in time linear in the text.
 """
 
 from __future__ import annotations
@@ -57,6 +63,10 @@ from types import MappingProxyType
 from typing import ClassVar, Final, Union
 
 from ..notation import find_cards, find_mentions, fold
+from .clean import find_addresses
+
+#: Characters of a reply's new text that are read (see the module docstring).
+MAX_COMMAND_CHARS: Final = 32 * 1024
 
 # -- the commands ------------------------------------------------------------------------------
 
@@ -127,12 +137,20 @@ class NewGame:
     """Start a game: the other players' addresses (lower case) and ``key: value`` options as written.
 
     Option names are mapped from their Portuguese and Romanian forms (:data:`OPTION_ALIASES`) but
-    not checked: the service validates them against the engine's options.
+    not checked: the service validates them against the engine's options. The one exception is
+    ``bots``, read here: when present, ``options["bots"]`` is the count in digits (``"3"``, also
+    for ``bots: three``/``três``/``trei``; :data:`NUMBER_WORDS`), and :attr:`bots` is it as an int.
+    A count that cannot be read is ``Unreadable("BAD_OPTION")``, never a NewGame.
     """
 
     players: tuple[str, ...]
     options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     name: ClassVar[str] = "new_game"
+
+    @property
+    def bots(self) -> int:
+        """The number of computer players asked for (0 when ``bots`` is not given)."""
+        return int(self.options.get("bots", "0"))
 
 
 # Commands of long games (issue 4). They are recognised here; what they do is the services'.
@@ -407,9 +425,17 @@ OPTION_ALIASES: Final = {
     "com": "players", "cu": "players",
 }
 
+#: Counts written as words in a new game's ``bots:`` option (folded: no accents, lower case).
+NUMBER_WORDS: Final = {
+    "zero": 0, "none": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+    "nenhum": 0, "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5,
+    "niciunul": 0, "unu": 1, "unul": 1, "doi": 2, "doua": 2, "trei": 3, "patru": 4, "cinci": 5,
+}
+#: The largest ``bots:`` count read (the engine's tables are far smaller; the service checks).
+MAX_BOTS: Final = 99
+
 # -- parsing -----------------------------------------------------------------------------------
 _WORD: Final = re.compile(r"[^\W_]+|\?")
-_ADDRESS: Final = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
 _OPTION_LINE: Final = re.compile(r"^\s*([^\W\d][\w -]{0,24}?)\s*[:=]\s*(\S.*?)\s*$")
 #: ``from <date> until <date>`` (``de 20 de dezembro até 3 de janeiro``, ``de la 20 decembrie până
 #: la 3 ianuarie``): a vacation planned ahead. The start is the shortest text before an "until" word.
@@ -468,7 +494,7 @@ def parse_command(
     or None; ``pass_count`` the number of cards a pass takes.
     """
     del language_hint  # documented above: every language is read
-    lines = [line.strip() for line in reply_text.replace("\r", "").split("\n")]
+    lines = [line.strip() for line in _read_prefix(reply_text).replace("\r", "").split("\n")]
     lines = [line for line in lines if line]
     if not lines:
         return Unreadable("EMPTY")
@@ -548,9 +574,17 @@ def _invitation_answer(first_line: str) -> Command | None:
     return None
 
 
+def _read_prefix(text: str) -> str:
+    """The first :data:`MAX_COMMAND_CHARS` of ``text``, cut after a line end when there is one."""
+    if len(text) <= MAX_COMMAND_CHARS:
+        return text
+    end = text.rfind("\n", 0, MAX_COMMAND_CHARS)
+    return text[: end if end > 0 else MAX_COMMAND_CHARS]
+
+
 def table_talk(reply_text: str) -> str | None:
     """The text of the reply's ``say …`` lines (joined by newlines), or None when there are none."""
-    lines = [_read_line(0, line.strip(), None) for line in reply_text.split("\n") if line.strip()]
+    lines = [_read_line(0, line.strip(), None) for line in _read_prefix(reply_text).split("\n") if line.strip()]
     talk = [line.argument for line in lines if line.command == "say" and line.argument]
     return "\n".join(talk) if talk else None
 
@@ -678,7 +712,7 @@ def _new_game(text: str) -> Command:
     players: list[str] = []
     options: dict[str, str] = {}
     for line in text.split("\n"):
-        found = [a.lower().rstrip(".") for a in _ADDRESS.findall(line)]
+        found = [a.lower().rstrip(".") for a in find_addresses(line)]
         players.extend(found)
         if found:
             continue
@@ -688,6 +722,19 @@ def _new_game(text: str) -> Command:
             options[OPTION_ALIASES.get(key, key)] = m.group(2)
     players = list(dict.fromkeys(players))
     options.pop("players", None)
+    if "bots" in options:
+        bots = _count(options["bots"])
+        if bots is None:
+            return Unreadable("BAD_OPTION", MappingProxyType({"option": "bots", "value": options["bots"][:40]}))
+        options["bots"] = str(bots)
     if not players and "bots" not in options:
         return Unreadable("NO_PLAYERS")
     return NewGame(tuple(players), MappingProxyType(options))
+
+
+def _count(value: str) -> int | None:
+    """A small count written in digits or as a word (:data:`NUMBER_WORDS`); None otherwise."""
+    text = fold(value).strip().rstrip(".!")
+    if text.isascii() and text.isdigit() and len(text) <= 2:
+        return int(text) if int(text) <= MAX_BOTS else None
+    return NUMBER_WORDS.get(text)

@@ -8,7 +8,13 @@ wrap around earlier mail (Gmail's ``gmail_quote``, Thunderbird's ``moz-cite-pref
 Signature containers (``gmail_signature``, ``moz-signature``, Outlook's ``Signature``, Apple's
 ``AppleMailSignature``) are dropped. ``<hr>`` becomes Outlook's underscore separator line.
 
-The standard library's tolerant ``html.parser`` is enough: no layout, no CSS, just text.
+The standard library's tolerant ``html.parser`` is enough: no layout, no CSS, just text. It is
+given at most :data:`MAX_HTML_CHARS` (a reply's own text is at the top of its HTML; the rest is
+the quoted thread), with two things it handles slowly or not at all rewritten first, as a
+browser reads them: a ``<`` that opens no tag is text (``&lt;``; the parser would take each one
+alone, some microseconds apiece), and a numeric character reference of more digits than any code
+point has is U+FFFD (the parser converts the digits to an int, which Python refuses beyond
+4,300 digits with ``ValueError``).
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ _QUOTE_REST_IDS = frozenset({"appendonsend", "divrplyfwdmsg", "x_appendonsend", 
 _SIGNATURE_CLASSES = frozenset({"gmail_signature", "moz-signature", "x_gmail_signature"})
 _SIGNATURE_IDS = frozenset({"signature", "applemailsignature", "ms-outlook-mobile-signature"})
 _OUTLOOK_SEPARATOR = "_" * 32
+#: Quote marks written for the deepest quotes: any depth reads as quoted, and more marks would
+#: make the text grow with the square of the nesting.
+MAX_QUOTE_MARKS = 16
 _SPACES = re.compile(r"[ \t\r\n\f\u00a0\u200b]+")
+#: Characters of HTML that are converted (see the module docstring).
+MAX_HTML_CHARS = 128 * 1024
+_TEXT_LT = re.compile(r"<(?![A-Za-z/!?])")
+_HUGE_CHARREF = re.compile(r"&#(?:[xX][0-9A-Fa-f]{7,}|[0-9]{8,});?")
 
 
 class _TextWriter(HTMLParser):
@@ -43,6 +56,7 @@ class _TextWriter(HTMLParser):
         self._line: list[str] = []
         self._line_depth = 0
         self._stack: list[tuple[str, int, int, bool]] = []  # tag, quote added, skip added, pre
+        self._open: dict[str, int] = {}  # how many of each tag are on the stack
         self._quote = 0
         self._skip = 0
         self._pre = 0
@@ -75,6 +89,7 @@ class _TextWriter(HTMLParser):
             self._newline()
         pre = tag == "pre"
         self._stack.append((tag, quote, skip, pre))
+        self._open[tag] = self._open.get(tag, 0) + 1
         self._quote += quote
         self._skip += skip
         self._pre += pre
@@ -82,10 +97,11 @@ class _TextWriter(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _VOID:
             return
-        if not any(t == tag for t, _, _, _ in self._stack):
+        if not self._open.get(tag):
             return  # a stray end tag: ignore, as browsers do
         while self._stack:
             open_tag, quote, skip, pre = self._stack.pop()
+            self._open[open_tag] -= 1
             if open_tag in _BLOCK:
                 self._newline()
             self._quote -= quote
@@ -132,12 +148,13 @@ class _TextWriter(HTMLParser):
         self._newline()
         out: list[str] = []
         for depth, line in self.lines:
-            out.append(("> " * depth + line).rstrip() if depth else line)
+            out.append(("> " * min(depth, MAX_QUOTE_MARKS) + line).rstrip() if depth else line)
         return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
 def html_to_text(html: str) -> str:
     """The readable text of an HTML mail body, earlier mail marked with ``> `` (module doc)."""
+    html = _HUGE_CHARREF.sub("\ufffd", _TEXT_LT.sub("&lt;", html[:MAX_HTML_CHARS]))
     writer = _TextWriter()
     writer.feed(html)
     writer.close()

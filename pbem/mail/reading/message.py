@@ -19,8 +19,10 @@ fields, which later stages answer as unreadable, and :attr:`IncomingMail.problem
 * address comments nested deeper than :data:`MAX_COMMENT_DEPTH` are not given to the standard
   library's address parser (it recurses once per level); the addresses are then found token by
   token (:func:`.clean.find_addresses`);
-* MIME nesting the standard library's parser cannot follow (it recurses once per level) leaves
-  the headers read and the body empty (``MIME_TOO_DEEP``).
+* a message of more than :data:`MAX_CONTAINERS` multipart or message parts (counted as the
+  words ``multipart/`` and ``message/`` in its bytes, an upper bound), or nested deeper than the
+  standard library's parser can follow (it recurses once per level), has its headers read and
+  its body left empty (``MIME_TOO_DEEP``).
 
 **Echoed text** (RFC 5322 §2.2: a header value has no CR or LF): ``from_name`` and ``subject`` are
 cleaned by :mod:`.clean` here, when the mail is read, so whatever an answer echoes of them is safe.
@@ -29,7 +31,7 @@ cleaned by :mod:`.clean` here, when the mail is read, so whatever an answer echo
 
 ========================  =============================================================
 ``TRUNCATED``             the message was longer than :data:`MAX_PARSED_BYTES`
-``MIME_TOO_DEEP``         MIME nesting too deep to parse: headers only, empty text
+``MIME_TOO_DEEP``         too many or too deeply nested parts: headers only, empty text
 ``UNDECODABLE_PART``      a text part could not be decoded: its text is empty
 ``ADDRESS_UNPARSEABLE``   the From header could not be read: ``from_address`` is ""
 ``RECIPIENTS_UNPARSEABLE`` To or Cc too deeply nested: its addresses found token by token
@@ -61,7 +63,11 @@ from .clean import clean_display_name, clean_subject, find_addresses
 from .html_text import html_to_text
 
 #: Bytes of a raw message that are parsed (see the module docstring).
-MAX_PARSED_BYTES: Final = 1024 * 1024
+MAX_PARSED_BYTES: Final = 512 * 1024
+#: Containers (``multipart/*`` and ``message/*`` parts) a message may have and still be parsed:
+#: the standard library's parser checks every line against the boundary of each open multipart,
+#: so its time grows with lines × depth (honest mail has fewer than ten).
+MAX_CONTAINERS: Final = 16
 #: A From header (one mailbox) longer than this is not parsed.
 MAX_FROM_CHARS: Final = 4096
 #: Characters of each To or Cc header that are read.
@@ -286,20 +292,24 @@ def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
 
 
 def _parsed_prefix(raw: bytes, problems: _Problems) -> bytes:
-    """The first :data:`MAX_PARSED_BYTES` of ``raw``, cut after a line end."""
+    """The first :data:`MAX_PARSED_BYTES` of ``raw``, cut after a line end near the limit."""
     if len(raw) <= MAX_PARSED_BYTES:
         return raw
     problems.add(TRUNCATED)
-    return raw[: raw.rfind(b"\n", 0, MAX_PARSED_BYTES) + 1 or MAX_PARSED_BYTES]
+    end = raw.rfind(b"\n", MAX_PARSED_BYTES - 4096, MAX_PARSED_BYTES)
+    return raw[: end + 1 if end >= 0 else MAX_PARSED_BYTES]
 
 
 def _parse(raw: bytes) -> tuple[Message, bool]:
-    """The parsed message, and whether its MIME structure was too deep to parse (then only its
-    headers are parsed: the standard library's parser recurses once per nested multipart)."""
-    try:
-        return email.message_from_bytes(raw, policy=compat32), False
-    except RecursionError:
-        return BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True), True
+    """The parsed message, and whether its MIME structure was too large or too deep to parse
+    (then only its headers are parsed; see :data:`MAX_CONTAINERS`)."""
+    lower = raw.lower()
+    if lower.count(b"multipart/") + lower.count(b"message/") <= MAX_CONTAINERS:
+        try:
+            return email.message_from_bytes(raw, policy=compat32), False
+        except RecursionError:
+            pass  # the parser's own recursion, once per nested part
+    return BytesHeaderParser(policy=compat32).parsebytes(raw, headersonly=True), True
 
 
 def _header_text(raw: str, problems: _Problems) -> str:

@@ -24,6 +24,13 @@ per-reply ``body``, and gives it our own patterns (:data:`LANGUAGES`) through a 
 Then, on the library's result: quoted (``>``) lines still present are dropped, so interleaved
 replies keep only the new lines; when nothing new is above the quote (bottom-posting), the
 unquoted text below it is taken.
+
+**Linear time.** Only the first :data:`MAX_REPLY_CHARS` characters of a body are read (cut at a
+line end): the new text of a reply is above the quote, or below a quoted game mail of a few
+kilobytes, never a quarter of a megabyte down. The patterns are written so that no line makes
+them backtrack more than once over it: quote marks (:data:`_Q`) are matched possessively, and a
+test that a line holds something ("a digit", "escreveu no dia") is a lookahead or an atomic
+group, never a greedy ``[^\n]*`` that the engine would retry at every earlier position.
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ from typing import Final
 from mailparser_reply.constants import MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage, EmailReply
 
-_Q: Final = r"(?:> ?)*"  # quote marks before a header line (iOS quotes the attribution too)
+#: Characters of a body that are read (see the module docstring).
+MAX_REPLY_CHARS: Final = 256 * 1024
+_Q: Final = r"(?:> ?)*+"  # quote marks before a header line (iOS quotes the attribution too)
 
 
 def _attribution(starts: str, verb: str) -> str:
@@ -50,14 +59,14 @@ def _attribution(starts: str, verb: str) -> str:
     """
     start = _Q + r"(?:" + starts + r")\s"
     return (
-        r"(" + start + r"(?:[^\n]*?|[^\n]*\d[^\n]*\n(?!" + start + r")" + _Q + r"[^\n]*?)"
+        r"(" + start + r"(?:[^\n]*?|(?=[^\n]*\d)[^\n]*+\n(?!" + start + r")" + _Q + r"[^\n]*?)"
         + r"\s?" + verb.replace(" ", r"\s") + r" ?:)$"  # Gmail may wrap inside "a scris"
     )
 
 
 def _header_block(labels: str) -> str:
     """An Outlook-style block: two or more "Label: value" lines (a value may sit on the next line)."""
-    line = _Q + r"[* ]*(?:" + labels + r")[ *]*:[ *]*(?:\n(?=[^\n]))?[^\n]*(?:\n|\Z)"
+    line = _Q + r"[* ]*+(?:" + labels + r")[ *]*+:[ *]*+(?:\n(?=[^\n]))?[^\n]*+(?:\n|\Z)"
     return r"((?:" + line + r"){2,})"
 
 
@@ -98,7 +107,7 @@ LANGUAGES: Final[dict[str, dict[str, list[str]]]] = {
             # "Em 05/06/2024 14:03, Bob escreveu:" / "Às 14:03 de 05/06/2024, Bob escreveu:".
             _attribution(r"Em|No dia|Na|A|Às|As", r"escreveu"),
             # Gmail pt-PT: "Bob <b@x> escreveu no dia quarta, 5/06/2024 à(s) 14:03:"
-            r"(" + _Q + r"[^\n]*escreveu no dia [^\n]*(?:\n" + _Q + r"[^\n]*)?:)$",
+            r"(" + _Q + r"(?>[^\n]*?escreveu no dia )[^\n]*(?:\n" + _Q + r"[^\n]*)?:)$",
         ],
         "from_header": [
             _header_block(r"De|Enviado|Enviada|Enviado em|Enviada em|Para|Assunto|Data|Cc|Cco"),
@@ -270,7 +279,7 @@ def extract_reply(text: str, languages: Sequence[str] = DEFAULT_LANGUAGES) -> st
     ``languages`` are keys of :data:`LANGUAGES`, or of the library's own table (``de``, ``fr``…,
     used with its unanchored patterns); English, Portuguese and Romanian by default.
     """
-    text = normalize(text)
+    text = normalize(_read_prefix(text))
     if not text.strip():
         return ""
     patterns = _patterns(tuple(dict.fromkeys(chain(languages, ("pbem",)))))
@@ -284,6 +293,14 @@ def extract_reply(text: str, languages: Sequence[str] = DEFAULT_LANGUAGES) -> st
     # anywhere in the body (the library cut signatures from each piece).
     pieces = [_clean(r.body) for r in replies]
     return "\n\n".join(p for p in pieces if p)
+
+
+def _read_prefix(text: str) -> str:
+    """The first :data:`MAX_REPLY_CHARS` of ``text``, cut after a line end when there is one."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    end = text.rfind("\n", 0, MAX_REPLY_CHARS)
+    return text[: end if end > 0 else MAX_REPLY_CHARS]
 
 
 def _clean(body: str) -> str:
