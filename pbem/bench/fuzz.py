@@ -36,6 +36,10 @@ outbox rows it wrote, and any exception that escaped ``run_move`` (by type and t
 frame in pbem).  A mail that uses more than ``limit`` seconds of CPU is interrupted and counted
 as a stall (with the frame it was interrupted in), so a quadratic reader cannot hold the run.
 
+With ``save_crashes``, each mail that raised is minimised by replaying smaller versions of it to
+new targets of its kind; those replays change the games, so the rest of the stream differs from
+a run without it.
+
 Then, for each generator, one case at each size (10 kB, 100 kB, 1 MB and 10 MB by default)
 through the same path, with the CPU time (``time.process_time``) it cost; a generator whose case
 ran over the limit is not tried at the larger sizes.
@@ -454,7 +458,8 @@ class Fixture:
         from workers.tasks import run_move
 
         raw = mu.instantiate(template, target.sender, target.recipient)
-        mail_from = "" if envelope == "null" else target.sender
+        mail_from = {"null": "", "other": f"bounces+{target.sender.replace('@', '=')}@lists.test"}.get(
+            envelope, target.sender)
         parsed, composed = self.probe.parsed, self.probe.composed
         svc = self.svc
         svc.clock.advance(minutes=1)  # type: ignore[attr-defined]
@@ -502,7 +507,7 @@ class Case:
     origin: str  # "reply", "corpus:<file>", "generator:<name>"
     mutations: list[str]
     source: str = "smtp"
-    envelope: str = "sender"
+    envelope: str = "sender"  # the SMTP envelope sender: "sender" (the From), "null" (<>) or "other"
 
 
 def _reply_template(rng: random.Random, target: Target, number: int) -> bytes:
@@ -588,7 +593,8 @@ def make_case(rng: random.Random, fixture: Fixture, corpus: list[tuple[str, str 
     applied: list[str] = []
     if rng.random() < 0.85:
         template, applied = mu.mutate(rng, template)
-    envelope = "null" if rng.random() < 0.03 else "sender"
+    roll = rng.random()
+    envelope = "null" if roll < 0.03 else "other" if roll < 0.06 else "sender"
     return Case(template, kind, origin, applied, source, envelope), target
 
 
