@@ -141,10 +141,7 @@ class PbemCelery(Celery):
                 if self._services is None or self._services_pid != pid:
                     from pbem.services.app import Services
 
-                    services = Services.from_settings(self.settings)
-                    if self.mail_renderer is not None:
-                        services.composer.renderer = self.mail_renderer
-                    self._services = services
+                    self._services = Services.from_settings(self.settings, renderer=self.mail_renderer)
                     self._services_pid = pid
         return self._services
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
             @event.listens_for(svc.engine, "before_cursor_execute")
             def _log(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
                 statements.append(" ".join(statement.split())[:160])
-        svc.composer.renderer.preload()  # as each worker process does when it starts
+        svc.composer.renderer.preload()  # as the worker does once, before it forks its pool
         rng = random.Random(1)
         # CPU time of this thread (the sink runs in another): waiting for PostgreSQL or the sink is not counted (on a
         # shared machine, wall time says more about the neighbours than about pbem).

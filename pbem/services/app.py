@@ -23,6 +23,7 @@ from .clock import Clock, OffsetClock, SystemClock
 if TYPE_CHECKING:
     from pbem.mail.compose import MailComposer
     from pbem.mail.relay import Relay
+    from pbem.mail.render import MailRenderer
 
 
 def clock_for(settings: Settings) -> Clock:
@@ -40,13 +41,16 @@ class Services:
     clock: Clock
     #: Source of shuffles for games created without a seed.
     rng: random.Random = field(default_factory=random.SystemRandom)
+    #: A renderer built beforehand, every template compiled (a worker's, made before its pool
+    #: forks: ``workers.app``); None: the composer builds its own.
+    renderer: MailRenderer | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
-                      engine: Engine | None = None) -> "Services":
+                      engine: Engine | None = None, renderer: MailRenderer | None = None) -> "Services":
         engine = engine or make_engine(settings.database_url)
         return cls(settings=settings, engine=engine, session_factory=make_session_factory(engine),
-                   clock=clock if clock is not None else clock_for(settings))
+                   clock=clock if clock is not None else clock_for(settings), renderer=renderer)
 
     @cached_property
     def composer(self) -> "MailComposer":
@@ -54,7 +58,7 @@ class Services:
         from pbem.resources import templates_dir
 
         return MailComposer(templates_dir(), domain=self.settings.mail_domain, clock=self.clock.now,
-                            default_language=self.settings.default_language)
+                            default_language=self.settings.default_language, renderer=self.renderer)
 
     @cached_property
     def relay(self) -> "Relay":
