@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +26,7 @@ import click
 
 from pbem.cli import pass_settings
 from pbem.config import Settings
+from pbem.mail.reading.clean import MAX_NAME_CHARS, clean_display_name, is_mail_address
 
 log = logging.getLogger("pbem.cli")
 
@@ -60,7 +60,25 @@ def queue_mails(settings: Settings, ids: list[int]) -> None:
         log.warning("could not queue %d mails now (%s); the sweep will send them", len(ids), error)
 
 
-_ADDRESS = re.compile(r"^[^@\s<>(),;:\"]+@[^@\s<>(),;:\"]+\.[^@\s<>(),;:\"]+$")
+def player_argument(text: str) -> tuple[str, str | None]:
+    """``ADDRESS[=NAME]`` of ``--player`` as (lower-case address, name or None).
+
+    The address must be one plain address (``local@domain``, RFC 5321 lengths) and the name what a
+    received mail's display name is cleaned to (:func:`pbem.mail.reading.clean.clean_display_name`:
+    no line breaks or other control characters, at most 100 characters); anything else is refused
+    here, since the operator can retype it, rather than cleaned.
+    """
+    address, _, name = text.partition("=")
+    address = address.strip().lower()
+    if not is_mail_address(address):
+        raise click.BadParameter(f"not a mail address: {address!r}", param_hint="--player")
+    name = name.strip()
+    cleaned = clean_display_name(name)
+    if cleaned.changed:
+        raise click.BadParameter(
+            f"the name {name!r} has a line break or another control character, or is longer than "
+            f"{MAX_NAME_CHARS} characters", param_hint="--player")
+    return address, cleaned.text or None
 
 
 def require_migrated(settings: Settings) -> None:
@@ -121,13 +139,10 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         raise click.ClickException(f"timing refused: {error.code} {error.text!r}") from error
     specs = []
     for text in players:
-        address, _, name = text.partition("=")
-        address = address.strip().lower()
-        if not _ADDRESS.match(address):
-            raise click.BadParameter(f"not a mail address: {address!r}", param_hint="--player")
+        address, name = player_argument(text)
         if any(spec.address == address for spec in specs):
             raise click.BadParameter(f"{address} is given twice", param_hint="--player")
-        specs.append(SeatSpec(address=address, name=name.strip() or None))
+        specs.append(SeatSpec(address=address, name=name))
     specs += [SeatSpec(bot=b) for b in bots]
     specs += [SeatSpec(bot=settings.bot_name) for _ in range(bot_count)]
     if len(specs) != rules.players:

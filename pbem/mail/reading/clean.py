@@ -40,7 +40,7 @@ _LOCAL_PART: Final = re.compile(_ATEXT + "{1,%d}" % MAX_LOCAL_PART)
 _DOMAIN: Final = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63})+(?![\w-])")
 #: An address as a whole (for input that should be one, such as an operator's ``--player``).
 _WHOLE_ADDRESS: Final = re.compile(
-    _ATEXT + "{1,%d}" % MAX_LOCAL_PART + r"@[\w-]{1,63}(?:\.[\w-]{1,63})+(?![\w-])", re.ASCII
+    _ATEXT + "{1,%d}" % MAX_LOCAL_PART + r"@[\w-]{1,63}(?:\.[\w-]{1,63})+(?![\w-])"
 )
 
 
@@ -102,5 +102,6 @@ def _token_address(token: str) -> str | None:
 
 
 def is_mail_address(text: str) -> bool:
-    """Whether ``text`` is one plain ASCII address ``local@domain`` and nothing else (RFC 5321 lengths)."""
+    """Whether ``text`` is one unquoted address ``local@domain`` and nothing else: RFC 5321
+    lengths, RFC 5322 ``atext`` (letters of any script, as RFC 6531 allows), no space or control."""
     return len(text) <= MAX_LOCAL_PART + 1 + MAX_DOMAIN and _WHOLE_ADDRESS.fullmatch(text) is not None
