@@ -133,8 +133,11 @@ def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: 
                 now = svc.clock.now()
                 claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
                 outcome = handle(session, svc, row, mail, now)
+                recorded = outcome.as_json()
+                if mail.problems:  # what the reader had to degrade (message.py), for the operator
+                    recorded["reading"] = list(mail.problems)
                 add_update(session, _INBOUND, {"id": inbound_id}, {
-                    "status": outcome.status, "outcome": outcome.as_json(), "processed_at": now})
+                    "status": outcome.status, "outcome": recorded, "processed_at": now})
                 # The move, the game, its seats, the mails and this outcome: one write
                 # (pbem.db.writes), then the mails' ids are known.
                 write_all(session)

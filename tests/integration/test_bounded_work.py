@@ -217,3 +217,15 @@ def test_a_stranger_writing_to_other_addresses_or_auto_replying_gets_nothing(ser
                        f"{local}@{DOMAIN}") == []
     with transaction(svc.session_factory) as session:
         assert session.scalar(select(func.count()).select_from(OutboundMessage)) == 0
+
+
+def test_what_the_reader_had_to_degrade_is_in_the_outcome(services: ServicesFactory) -> None:
+    svc = services()
+    raw = (b"From: =?utf-8?q?Bob=0D=0ABcc=3A_victim=40elsewhere=2Etest?= <bob@b.test>\r\n"
+           b"To: new@hearts.test\r\nSubject: Hearts?\r\nMessage-ID: <bcc@b.test>\r\n\r\nnew game\r\nbots: 3\r\n")
+    (invitation,) = deliver(svc, raw, "bob@b.test", f"new@{DOMAIN}")
+    header_lines = invitation.raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+    assert not [line for line in header_lines if line.lower().startswith(b"bcc:")]  # no header injected
+    with transaction(svc.session_factory) as session:
+        outcome = session.scalars(select(InboundMessage.outcome)).one()
+    assert outcome["code"] == "GAME_CREATED" and "FROM_NAME_CLEANED" in outcome["reading"]
