@@ -145,6 +145,8 @@ class CaseResult:
     outbound: int
     cpu: float
     crash: Crash | None = None
+    #: What the reader had to degrade, as the outcome records it (its ``reading`` list).
+    problems: tuple[str, ...] = ()
 
 
 class CaseTimeout(BaseException):
@@ -482,17 +484,21 @@ class Fixture:
         except Exception as error:  # noqa: BLE001 (every escape is what the fuzzer looks for)
             crash = _crash(error)
         cpu = time.process_time() - started
-        status, code, outbound = "not stored", "-", 0
+        status, code, outbound, problems = "not stored", "-", 0, ()
         if ids:
             with svc.session_factory() as session:
                 row = session.get(InboundMessage, ids[0])
                 if row is not None:
                     status = str(row.status)
-                    code = str((row.outcome or {}).get("code", "-"))
+                    outcome = row.outcome if isinstance(row.outcome, dict) else {}
+                    code = str(outcome.get("code", "-"))
+                    reading = outcome.get("reading")
+                    problems = tuple(str(p) for p in reading) if isinstance(reading, list) else ()
                 outbound = session.scalar(select(func.count()).select_from(OutboundMessage)
                                           .where(OutboundMessage.inbound_id.in_(ids))) or 0
         return CaseResult(stored=bool(ids), status=status, code=code, handler=self.probe.parsed > parsed,
-                          composer=self.probe.composed > composed, outbound=outbound, cpu=cpu, crash=crash)
+                          composer=self.probe.composed > composed, outbound=outbound, cpu=cpu, crash=crash,
+                          problems=problems)
 
 
 # -- the stream of mails ------------------------------------------------------------------------------
@@ -615,6 +621,9 @@ class Report:
     crash_messages: dict[str, str] = field(default_factory=dict)
     stalls: Counter[str] = field(default_factory=Counter)
     by_kind: Counter[str] = field(default_factory=Counter)
+    handler_by_kind: Counter[str] = field(default_factory=Counter)
+    composer_by_kind: Counter[str] = field(default_factory=Counter)
+    problems: Counter[str] = field(default_factory=Counter)
     handlers: Counter[str] = field(default_factory=Counter)
     cpu: float = 0.0
     slowest: list[tuple[float, str]] = field(default_factory=list)
@@ -643,6 +652,9 @@ class Report:
         self.composer += result.composer
         self.outbound += result.outbound
         self.by_kind[case.kind] += 1
+        self.handler_by_kind[case.kind] += result.handler
+        self.composer_by_kind[case.kind] += result.composer
+        self.problems.update(result.problems)
         self.cpu += result.cpu
         label = f"{case.origin} to {case.kind}" + (f" ({', '.join(case.mutations)})" if case.mutations else "")
         self.slowest = sorted([*self.slowest, (result.cpu, label)], reverse=True)[:5]
@@ -674,6 +686,12 @@ def format_report(report: Report) -> list[str]:
     out.append(f"reached a command handler: {report.handler} ({report.handler_share:.1%}); "
                f"reached the composer: {report.composer} ({report.composer_share:.1%}); "
                f"outbox rows written: {report.outbound} ({report.outbound / max(report.messages, 1):.2f} a mail)")
+    out.append("  by target: " + "; ".join(
+        f"{kind} {n}: {report.handler_by_kind[kind] / n:.0%} / {report.composer_by_kind[kind] / n:.0%}"
+        for kind, n in sorted(report.by_kind.items())) + " (handler / composer)")
+    if report.problems:
+        out.append("degraded by the reader (the outcome's reading list): "
+                   + ", ".join(f"{k} {n}" for k, n in report.problems.most_common(15)))
     if report.handlers:
         out.append("seat command handlers run: " + ", ".join(f"{k} {n}" for k, n in report.handlers.most_common()))
     out.append(f"uncaught exceptions: {report.uncaught}" + (" (goal 0)" if report.uncaught else ""))
