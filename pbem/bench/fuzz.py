@@ -319,10 +319,12 @@ class Fixture:
         rules = Rules.make(preset)
         addresses = self.rng.sample(self.players, rules.players)
         with transaction(self.svc.session_factory) as session:
-            for address in addresses:
-                get_or_create_player(session, address, self.names[address], self.svc.clock.now())
+            players = [get_or_create_player(session, address, self.names[address], self.svc.clock.now())
+                       for address in addresses]
+            # Half the tables have a creator (seat 0), whose pause, abort, extend and replace count.
+            creator = players[0] if self.rng.random() < 0.5 else None
             game = create_game(session, self.svc, rules=rules, seats=[SeatSpec(address=a) for a in addresses],
-                               seed=f"{self.seed}:table:{number}", title=f"Fuzz {number}")
+                               creator=creator, seed=f"{self.seed}:table:{number}", title=f"Fuzz {number}")
             start_game(session, self.svc, game)
             session.flush()
             return game.id
@@ -338,15 +340,17 @@ class Fixture:
         self.process(template, target, limit=0)
 
     def _pending_invitations(self) -> list[tuple[int, str]]:
-        from sqlalchemy import select
+        """Invitations to a new game's seat, and to take over an absent player's (``replace``)."""
+        from sqlalchemy import and_, or_, select
 
         from pbem.db.models import Game, GameStatus, Invitation, InvitationStatus
 
         with self.svc.session_factory() as session:
             return list(session.execute(
                 select(Invitation.id, Invitation.address).join(Game, Game.id == Invitation.game_id)
-                .where(Invitation.status == InvitationStatus.PENDING, Invitation.kind == "join",
-                       Game.status == GameStatus.INVITING)
+                .where(Invitation.status == InvitationStatus.PENDING,
+                       or_(and_(Invitation.kind == "join", Game.status == GameStatus.INVITING),
+                           and_(Invitation.kind == "substitute", Game.status == GameStatus.ACTIVE)))
                 .order_by(Invitation.id.desc()).limit(200)).all())
 
     # -- targets --------------------------------------------------------------------------------

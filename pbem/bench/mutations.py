@@ -76,7 +76,8 @@ COMMAND_LINES: tuple[str, ...] = (
     "autopilot", "autopilot off", "autoplay off", "autoplay on", "notify every card", "notify digest",
     "notify turn only everywhere", "vacation for 2 weeks", "vacation off", "timezone Europe/Lisbon",
     "timezone Mars/Olympus", "language pt", "language xx", "old", "new", "pause", "resume", "extend 24h",
-    "extend Bob", "replace Bob ana@example.org", "ajuda", "estado", "reguli", "desisto", "f\u00e9rias at\u00e9 5 de janeiro",
+    "extend Bob", "replace Bob ana@example.org", "extend Player 3", "replace Player 2 sub@friends.test",
+    "replace Player 5 player1@players.test", "abort", "ajuda", "estado", "reguli", "desisto", "f\u00e9rias at\u00e9 5 de janeiro",
     "queen of spades", "dama de espadas", "dam\u0103 de pic\u0103", "Q\u2660", "10h", "pass: QS AH KH", "QS AS",
     "yes", "no", "maybe", "sim", "nu pot", "vacation until 32 Smarch", "extend 99999999999h",
 )
