@@ -485,6 +485,9 @@ class Fixture:
                         apply_inbound(svc, inbound_id)
         except CaseTimeout as error:
             crash = _crash(error, stall=True)
+            # Interrupted anywhere, perhaps inside the database driver: the next mail starts on
+            # fresh connections rather than one left in an unknown state.
+            svc.engine.dispose()
         except Exception as error:  # noqa: BLE001 (every escape is what the fuzzer looks for)
             crash = _crash(error)
         cpu = time.process_time() - started
