@@ -94,6 +94,14 @@ def test_nested_parentheses_in_from_leave_the_address_absent_or_found_and_say_so
     assert "c@example.org" in nested_cc.cc
 
 
+def test_a_bounce_quoting_a_deeply_nested_reply_to() -> None:
+    body = b"This message was not delivered.\r\n\r\nReply-To: Hearts <h+1@hearts.ex" + b"(" * 7000 + b"\r\n"
+    mail = read_mail(_mail(b"From: MAILER-DAEMON@example.org\nSubject: failure notice", body))
+    verdict = classify(mail)
+    assert verdict is not None and verdict.reason == "BOUNCE"
+    assert verdict.bounce is not None and verdict.bounce.original_reply_to in (None, "h+1@hearts.ex")
+
+
 def test_deep_mime_nesting_reads_the_headers_and_says_so() -> None:
     raw = GENERATORS["deep_mime"](60_000)
     mail = read_mail(raw)

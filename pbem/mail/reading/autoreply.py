@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from email.utils import parseaddr
 from typing import Final
 
+from .clean import find_addresses, parse_mailbox
 from .message import IncomingMail, decode_header_value
 
 BOUNCE: Final = "BOUNCE"
@@ -195,7 +195,11 @@ def bounce_details(mail: IncomingMail) -> Bounce:
 def _addr(value: str | None) -> str | None:
     if not value:
         return None
-    addr = parseaddr(value)[1].strip().lower()
+    parsed = parse_mailbox(value)
+    if parsed is None:  # too long or too deeply nested for the standard library: the first address
+        found = find_addresses(value)
+        return found[0].lower() if found else None
+    addr = parsed[1].strip().lower()
     return addr or None
 
 

@@ -4,6 +4,11 @@ The message is what most replies look like: Gmail's multipart/alternative, UTF-8
 quoted-printable, a one-card answer above the quoted game mail (text and HTML). Prints messages
 per second and microseconds per message for each stage and for the whole path, and, for
 comparison, for the standard library's default-policy parser that issue 5 warns about.
+
+``--hostile`` instead times the whole reading path (read, classify, extract, parse with every
+``expected``, table talk) on each generator of :mod:`.hostile` at 10 kB, 100 kB, 1 MB and 10 MB
+(``--sizes``), in CPU seconds (``time.process_time``), per stage. The goal: linear, and no case
+over 1 s at 10 MB. It prints figures only; nothing asserts them.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ from collections.abc import Callable
 from email import policy
 
 from .autoreply import classify
-from .commands import parse_command
+from .commands import parse_command, table_talk
+from .hostile import GENERATORS
 from .message import read_mail
 from .reply_text import extract_reply
+
+_EXPECTED = (None, "play", "pass", "moon", "invitation", "new_game")
 
 _GAME_MAIL = """[Hearts #42] Hand 3 (pass across), trick 5. Your turn, Alice.
 
@@ -76,10 +84,55 @@ def _rate(label: str, fn: Callable[[], object], n: int) -> None:
     print(f"{label:<44} {n / elapsed:>10,.0f} msg/s  {elapsed / n * 1e6:>8.1f} µs/msg")
 
 
+def _stage_times(raw: bytes) -> dict[str, float]:
+    """CPU seconds of each stage of the reading path on one message."""
+    times: dict[str, float] = {}
+    start = time.process_time()
+    mail = read_mail(raw, "mallory@example.org")
+    times["read"] = time.process_time() - start
+    start = time.process_time()
+    classify(mail)
+    times["classify"] = time.process_time() - start
+    start = time.process_time()
+    reply = extract_reply(mail.text)
+    times["extract"] = time.process_time() - start
+    start = time.process_time()
+    for expected in _EXPECTED:
+        parse_command(reply, expected=expected)
+    table_talk(reply)
+    times["parse"] = time.process_time() - start
+    return times
+
+
+def hostile(sizes: list[int], names: list[str]) -> None:
+    """Print the CPU time of the reading path on each hostile generator at each size."""
+    print(f"{'generator':<26} {'bytes':>10} {'total s':>8} {'read':>7} {'classify':>8} {'extract':>7} "
+          f"{'parse':>7}  problems")
+    worst = 0.0
+    for name in names:
+        for size in sizes:
+            raw = GENERATORS[name](size)
+            times = _stage_times(raw)
+            total = sum(times.values())
+            worst = max(worst, total)
+            problems = ",".join(read_mail(raw).problems) or "-"
+            print(f"{name:<26} {len(raw):>10,} {total:>8.3f} {times['read']:>7.3f} {times['classify']:>8.3f} "
+                  f"{times['extract']:>7.3f} {times['parse']:>7.3f}  {problems}")
+    print(f"worst case: {worst:.3f} s of CPU")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("-n", type=int, default=5000, help="messages per measurement")
+    parser.add_argument("--hostile", action="store_true", help="time the hostile generators instead")
+    parser.add_argument("--sizes", default="10000,100000,1000000,10000000",
+                        help="message sizes in bytes for --hostile, comma separated")
+    parser.add_argument("--generator", action="append", choices=sorted(GENERATORS),
+                        help="only this generator (repeat); all by default")
     args = parser.parse_args(argv)
+    if args.hostile:
+        hostile([int(s) for s in args.sizes.split(",")], args.generator or list(GENERATORS))
+        return
     raw = typical_reply()
     mail = read_mail(raw, "alice@example.com")
     reply = extract_reply(mail.text)

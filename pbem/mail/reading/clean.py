@@ -14,18 +14,25 @@ Addresses are recognised in free text by :func:`find_addresses`, in linear time:
 into tokens of address characters first, and each token with one ``@`` is checked on its own,
 with the lengths RFC 5321 §4.5.3.1 allows (a local part of at most 64 octets, a domain of at most
 255). A pattern searched across the whole text would instead try every start position and, on a
-long token with no ``@``, take time quadratic in its length.
+long token with no ``@``, take time quadratic in its length. :func:`parse_mailbox` is the
+standard library's ``parseaddr`` for values it can take (it recurses once per nested comment).
 """
 
 from __future__ import annotations
 
 import re
+from email.utils import parseaddr
 from typing import Final, NamedTuple
 
 #: A display name longer than this is cut (an honest one is a few words).
 MAX_NAME_CHARS: Final = 100
 #: A subject longer than this is cut (a game's title is shown in every subject).
 MAX_SUBJECT_CHARS: Final = 200
+#: A mailbox header value (From, Reply-To) longer than this is not parsed.
+MAX_MAILBOX_CHARS: Final = 4096
+#: Deepest nesting of address comments ``(…)`` given to the standard library's parser, which
+#: recurses once per level (500 levels raise ``RecursionError``).
+MAX_COMMENT_DEPTH: Final = 32
 #: RFC 5321 §4.5.3.1.1 and §4.5.3.1.2.
 MAX_LOCAL_PART: Final = 64
 MAX_DOMAIN: Final = 255
@@ -105,3 +112,24 @@ def is_mail_address(text: str) -> bool:
     """Whether ``text`` is one unquoted address ``local@domain`` and nothing else: RFC 5321
     lengths, RFC 5322 ``atext`` (letters of any script, as RFC 6531 allows), no space or control."""
     return len(text) <= MAX_LOCAL_PART + 1 + MAX_DOMAIN and _WHOLE_ADDRESS.fullmatch(text) is not None
+
+
+def comment_depth(value: str) -> int:
+    """How deeply ``(…)`` comments nest in a header value (an upper bound: escapes and quoted
+    parentheses count too)."""
+    if "(" not in value:
+        return 0
+    depth = deepest = 0
+    for paren in re.findall(r"[()]", value):
+        depth = depth + 1 if paren == "(" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_mailbox(value: str) -> tuple[str, str] | None:
+    """``email.utils.parseaddr`` of one mailbox, or None when the value is one the standard
+    library must not be given: longer than :data:`MAX_MAILBOX_CHARS` or with comments nested
+    deeper than :data:`MAX_COMMENT_DEPTH`."""
+    if len(value) > MAX_MAILBOX_CHARS or comment_depth(value) > MAX_COMMENT_DEPTH:
+        return None
+    return parseaddr(value)

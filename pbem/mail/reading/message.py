@@ -12,11 +12,11 @@ fields, which later stages answer as unreadable, and :attr:`IncomingMail.problem
 * :data:`MAX_PARSED_BYTES` of the raw message are parsed; a reply's text, a report's parts and
   the headers of an attached original all come first, and what is longer is someone else's
   attachment (``TRUNCATED``);
-* a From header longer than :data:`MAX_FROM_CHARS` is not parsed (``ADDRESS_UNPARSEABLE``);
+* a From header longer than :data:`.clean.MAX_MAILBOX_CHARS` is not parsed (``ADDRESS_UNPARSEABLE``);
   To and Cc are read up to :data:`MAX_RECIPIENT_CHARS` each (``HEADER_TOO_LONG``); a header value
   is decoded up to :data:`MAX_DECODED_HEADER_CHARS` (the standard library's RFC 2047 decoder
   takes time quadratic in the number of encoded words);
-* address comments nested deeper than :data:`MAX_COMMENT_DEPTH` are not given to the standard
+* address comments nested deeper than :data:`.clean.MAX_COMMENT_DEPTH` are not given to the standard
   library's address parser (it recurses once per level); the addresses are then found token by
   token (:func:`.clean.find_addresses`);
 * a message of more than :data:`MAX_CONTAINERS` multipart or message parts (counted as the
@@ -55,11 +55,14 @@ from email.header import decode_header
 from email.message import Message
 from email.parser import BytesHeaderParser, HeaderParser
 from email.policy import compat32
-from email.utils import collapse_rfc2231_value, getaddresses, parseaddr
+from email.utils import collapse_rfc2231_value, getaddresses
 from typing import Final
 
 from .charsets import decode_bytes
-from .clean import clean_display_name, clean_subject, find_addresses
+from .clean import (
+    MAX_COMMENT_DEPTH, MAX_MAILBOX_CHARS, clean_display_name, clean_subject, comment_depth, find_addresses,
+    parse_mailbox,
+)
 from .html_text import html_to_text
 
 #: Bytes of a raw message that are parsed (see the module docstring).
@@ -68,14 +71,10 @@ MAX_PARSED_BYTES: Final = 512 * 1024
 #: the standard library's parser checks every line against the boundary of each open multipart,
 #: so its time grows with lines × depth (honest mail has fewer than ten).
 MAX_CONTAINERS: Final = 16
-#: A From header (one mailbox) longer than this is not parsed.
-MAX_FROM_CHARS: Final = 4096
 #: Characters of each To or Cc header that are read.
 MAX_RECIPIENT_CHARS: Final = 64 * 1024
 #: Characters of a header value that are decoded (RFC 2047 words, 8-bit bytes).
 MAX_DECODED_HEADER_CHARS: Final = 16 * 1024
-#: Deepest nesting of address comments ``(…)`` given to the standard library's parser.
-MAX_COMMENT_DEPTH: Final = 32
 
 TRUNCATED: Final = "TRUNCATED"
 MIME_TOO_DEEP: Final = "MIME_TOO_DEEP"
@@ -202,31 +201,20 @@ def _address(raw: str | None, problems: _Problems) -> tuple[str, str]:
     if not raw:
         return "", ""
     value = _FOLDING.sub("", raw)
-    if len(value) > MAX_FROM_CHARS:
+    if len(value) > MAX_MAILBOX_CHARS:
         problems.add(ADDRESS_UNPARSEABLE)
         return "", ""
-    if _comment_depth(value) > MAX_COMMENT_DEPTH:
+    parsed = parse_mailbox(value)
+    if parsed is None:
         problems.add(ADDRESS_UNPARSEABLE)
-        name, addr = "", ""
-    else:
-        name, addr = parseaddr(value)
+        parsed = ("", "")
+    name, addr = parsed
     if "@" not in addr:
         # parseaddr gives up on some mangled headers; take the first thing that looks like one,
         # else a bare local part ("From: MAILER-DAEMON (Mail Delivery System)").
         found = find_addresses(value)
         addr = found[0] if found else addr if re.fullmatch(r"[\w.+-]+", addr) else ""
     return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
-
-
-def _comment_depth(value: str) -> int:
-    """How deeply ``(…)`` comments nest in a header value (escapes and quotes not considered)."""
-    if "(" not in value:
-        return 0
-    depth = deepest = 0
-    for paren in re.findall(r"[()]", value):
-        depth = depth + 1 if paren == "(" else max(depth - 1, 0)
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _addresses(headers: tuple[tuple[str, str], ...], name: str, problems: _Problems) -> tuple[str, ...]:
@@ -239,7 +227,7 @@ def _addresses(headers: tuple[tuple[str, str], ...], name: str, problems: _Probl
             problems.add(HEADER_TOO_LONG)
             value = value[: value.rfind(",", 0, MAX_RECIPIENT_CHARS) + 1 or MAX_RECIPIENT_CHARS]
         values.append(_undo_surrogates(value))
-    if any(_comment_depth(v) > MAX_COMMENT_DEPTH for v in values):
+    if any(comment_depth(v) > MAX_COMMENT_DEPTH for v in values):
         problems.add(RECIPIENTS_UNPARSEABLE)
         return tuple(a.lower() for v in values for a in find_addresses(v))
     return tuple(a.lower() for _, a in getaddresses(values) if "@" in a)
@@ -499,5 +487,5 @@ def _typed_address(value: str | None) -> str:
     if not value:
         return ""
     addr = _undo_surrogates(_FOLDING.sub("", value.split(";", 1)[-1])).strip()
-    parsed = parseaddr(addr)[1]
-    return (parsed if "@" in parsed else addr.strip("<>").strip()).lower()
+    parsed = (parse_mailbox(addr) or ("", ""))[1]
+    return (parsed if "@" in parsed else addr.strip("<>").strip()[:MAX_MAILBOX_CHARS]).lower()
