@@ -101,7 +101,8 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
 @click.option("--corpus", type=click.Path(file_okay=False), default=None,
               help="real mails to mutate (default: tests/mail/corpus)")
 @click.option("--save-crashes", type=click.Path(file_okay=False), default=None,
-              help="write each mail that raised (minimised) here, with a manifest.toml, for the regression corpus")
+              help="write the mails that raised or stalled here (the first 3 of each kind, minimised), with a "
+              "manifest.toml, for the regression corpus")
 @click.option("--limit", default=5.0, show_default=True, help="CPU seconds a mail may use before it is interrupted")
 @click.option("--size-limit", default=20.0, show_default=True, help="the same for a case of the CPU table")
 @click.option("--send/--no-send", default=True, show_default=True,
