@@ -105,6 +105,7 @@ class Options:
     sizes: list[int] = field(default_factory=lambda: list(SIZES.values()))
     corpus: Path | None = DEFAULT_CORPUS
     save_crashes: Path | None = None
+    save_per_kind: int = 3  # mails saved of each kind of crash or stall (the first ones)
     send: bool = True
     tables: int = 8
     limit: float = 5.0  # CPU seconds one mail of the stream may use before it is interrupted
@@ -826,7 +827,8 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
                                      limit=options.limit)
             report.add(case, result)
             fixture.after(target)
-            if result.crash is not None and options.save_crashes is not None and saved_per_kind[result.crash.kind] < 2:
+            if result.crash is not None and options.save_crashes is not None \
+                    and saved_per_kind[result.crash.kind] < options.save_per_kind:
                 saved_per_kind[result.crash.kind] += 1
                 template = case.template if result.crash.stall else minimise(fixture, case, result.crash.kind,
                                                                              limit=options.limit)
@@ -856,7 +858,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
                 if result.crash is not None and result.crash.stall:
                     stop = True
                 if result.crash is not None and options.save_crashes is not None and size <= 1_000_000 \
-                        and saved_per_kind[result.crash.kind] < 2:
+                        and saved_per_kind[result.crash.kind] < options.save_per_kind:
                     saved_per_kind[result.crash.kind] += 1
                     case = Case(template, generator.target, f"generator:{name}:{size_label(size)}", [],
                                 generator.source)
