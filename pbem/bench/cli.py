@@ -75,11 +75,12 @@ def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, 
 @click.option("--busy-seconds", default=20.0, show_default=True, help="CPUs kept busy around the SIGKILLs")
 @click.option("--games", default=60, show_default=True, help="tables played")
 @click.option("--concurrency", default=2, show_default=True, help="worker pool processes")
+@click.option("--cpus", default=None, help="pin the worker to these CPUs (taskset -c), e.g. 0")
 @click.option("--sweep-seconds", type=float, default=None, help="PBEM_SWEEP_SECONDS (default: the server's)")
 @click.option("--keep-dir", is_flag=True, help="keep the servers' directory and logs")
 def faults(database: str, rate: float, faults: str, down_seconds: float, relay_down_seconds: float,
-           settle_seconds: float, busy_seconds: float, games: int, concurrency: int, sweep_seconds: float | None,
-           keep_dir: bool) -> None:
+           settle_seconds: float, busy_seconds: float, games: int, concurrency: int, cpus: str | None,
+           sweep_seconds: float | None, keep_dir: bool) -> None:
     """Kill and restart each part of the pipeline under load: lost, doubled, respawns, recovery.
     Exits 1 when a goal is missed."""
     from .faults import FaultOptions, run
@@ -87,7 +88,8 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
     result = run(FaultOptions(database=database, rate=rate, faults=[f for f in faults.split(",") if f],
                               down_seconds=down_seconds, relay_down_seconds=relay_down_seconds,
                               settle_seconds=settle_seconds, busy_seconds=busy_seconds, games=games,
-                              concurrency=concurrency, sweep_seconds=sweep_seconds, keep_dir=keep_dir),
+                              concurrency=concurrency, cpus=cpus, sweep_seconds=sweep_seconds,
+                              keep_dir=keep_dir),
                  echo=click.echo)
     if not result.ok:
         raise SystemExit(1)

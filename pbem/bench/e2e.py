@@ -78,6 +78,7 @@ class Options:
     flat_tables: int = 10
     concurrency: int = 2
     pool: str = "prefork"  # or "solo": then ``concurrency`` worker processes of one slot each
+    worker_cpus: str | None = None  # pin the worker (and its pool) to these CPUs (``taskset -c``)
     durable: bool = True  # PostgreSQL with fsync and synchronous commits (as in production)
     senders: int = 8
     drain_seconds: float = 90.0
@@ -151,7 +152,8 @@ class Stack:
             self.workers = [CeleryWorker(self.env, concurrency=1, pool="solo", log_dir=self.base).start()
                             for _ in range(self.options.concurrency)]
         else:
-            self.workers = [CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base).start()]
+            self.workers = [CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base,
+                                         cpus=self.options.worker_cpus).start()]
         from pbem.services.app import Services
         from workers.app import make_celery
 

@@ -11,8 +11,10 @@ as a sending mail server keeps and retries it.
 
 The faults, one after the other, each after ``lead_seconds`` of load:
 
-- ``pool``: the CPUs are made busy (one busy-loop process per core, for ``--busy-seconds``), then
-  every pool process is SIGKILLed; Celery forks new ones.  The part is back at once.
+- ``pool``: the CPUs are made busy (one busy-loop process per core, from a second before the kill
+  until the fault's mail is in, at most ``--busy-seconds``), then every pool process is SIGKILLed;
+  Celery forks new ones.  The part is back at once.  ``--cpus 0 --concurrency 4`` pins the worker
+  to one core with four pool processes (the hard case for a pool that must start again).
 - ``worker``: the same busy CPUs, then SIGKILL of the worker's main process, then of its pool
   processes (what a service manager does to the rest of the unit, systemd's
   ``KillMode=control-group``, before it restarts it), and a new worker is started at once.
@@ -96,6 +98,8 @@ never accepted)."""
 POLL = 0.25
 TERMINAL = frozenset({InboundStatus.DONE, InboundStatus.IGNORED, InboundStatus.REJECTED, InboundStatus.FAILED})
 _UP_TIMEOUT = "Timed out waiting for UP message"
+_POOL_TROUBLE = re.compile(r"Timed out waiting for UP message|exited with|Hard time limit|WorkerLostError|"
+                           r"SoftTimeLimitExceeded|consumer: Connection to broker lost|Traceback")
 
 
 @dataclass
@@ -110,6 +114,7 @@ class FaultOptions:
     lead_seconds: float = 5.0  # load before each fault (part of its window)
     games: int = 60
     concurrency: int = 2
+    cpus: str | None = None  # pin the worker to these CPUs (``taskset -c``), e.g. "0": its pool shares one core
     sweep_seconds: float | None = None  # PBEM_SWEEP_SECONDS for the run (None: the server's default)
     drain_seconds: float = 300.0  # at the end, for mails still on their way (a lease to run out)
     senders: int = 8
@@ -119,7 +124,7 @@ class FaultOptions:
     def stack_options(self) -> StackOptions:
         env = {} if self.sweep_seconds is None else {"PBEM_SWEEP_SECONDS": f"{self.sweep_seconds:g}"}
         return StackOptions(database=self.database, concurrency=self.concurrency, senders=self.senders,
-                            seed=self.seed, keep_dir=self.keep_dir, extra_env=env)
+                            seed=self.seed, keep_dir=self.keep_dir, extra_env=env, worker_cpus=self.cpus)
 
 
 # -- the load players' side ---------------------------------------------------------------------
@@ -332,13 +337,22 @@ class FaultStack(Stack):
 
     def restart_worker(self) -> CeleryWorker:
         """A new worker in place of the dead one (same settings, same concurrency)."""
-        worker = CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base)
+        worker = CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base,
+                              cpus=self.options.worker_cpus)
         self.workers[0] = worker
         self.all_workers.append(worker)
         return worker.start(timeout=180)
 
     def worker_log_count(self, text: str) -> int:
         return sum(worker.log_text().count(text) for worker in self.all_workers)
+
+    def worker_log_sizes(self) -> dict[str, int]:
+        return {worker.name: len(worker.log_text()) for worker in self.all_workers}
+
+    def worker_log_since(self, sizes: dict[str, int], pattern: re.Pattern[str]) -> list[str]:
+        """The lines of the workers' logs written since ``sizes`` that match ``pattern``."""
+        return [line for worker in self.all_workers
+                for line in worker.log_text()[sizes.get(worker.name, 0):].splitlines() if pattern.search(line)]
 
     def log_tail(self, chars: int = 3000) -> str:
         return self.worker.log_text()[-chars:]
@@ -381,20 +395,20 @@ class PoolWatch:
 
 
 class BusyCpus:
-    """One busy-loop process per core, each ending by itself after ``seconds`` (and stopped here
-    by its pid at the latest when the fault is over)."""
+    """One busy-loop process per core, each ending by itself after ``seconds``; ``stop()`` ends
+    them sooner (by their pids)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.processes: list[subprocess.Popen[bytes]] = []
 
-    def __enter__(self) -> BusyCpus:
+    def start(self) -> BusyCpus:
         code = f"import time\nend = time.monotonic() + {self.seconds:.1f}\nwhile time.monotonic() < end:\n    pass\n"
         self.processes = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
                           for _ in range(os.cpu_count() or 1)]
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         for process in self.processes:
             if process.poll() is None:
                 process.terminate()
@@ -511,37 +525,33 @@ class FaultRecord:
     notes: list[str] = field(default_factory=list)
 
 
-def inject(stack: FaultStack, name: str, options: FaultOptions, echo: Echo) -> tuple[float, float, int, bool]:
+def inject(stack: FaultStack, name: str, options: FaultOptions, echo: Echo,
+           busy: BusyCpus) -> tuple[float, float, int, bool]:
     """Bring ``name`` down and up again; returns (fault time, back time, processes the fault itself
-    forces Celery to fork, whether a new worker was started)."""
+    forces Celery to fork, whether a new worker was started).  For the SIGKILLs, ``busy`` is
+    started first; its loops go on after the kill, up to ``--busy-seconds``, while the caller waits
+    for the mail (they end by themselves, or when the caller stops them once the mail is in)."""
     if name in ("pool", "worker"):
-        with BusyCpus(options.busy_seconds + 1):
-            time.sleep(1.0)  # the schedule: the busy loops run before the kill
-            worker = stack.worker
-            pool = worker.pool_pids()
-            fault_at = time.monotonic()
-            if name == "pool":
-                for pid in pool:
-                    os.kill(pid, signal.SIGKILL)
-                back_at = time.monotonic()
-                forced, restarted = len(pool), False
-            else:
-                os.kill(worker.pid, signal.SIGKILL)
-                worker.stop(timeout=10)  # reaps the killed process
-                for pid in pool:  # what is left of the unit, as the service manager ends it
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                back_at = time.monotonic()
-                stack.restart_worker()
-                echo(f"  (the new worker was ready {time.monotonic() - back_at:.1f} s after its start)")
-                forced, restarted = 0, True
-            # The CPUs stay busy for the rest of --busy-seconds.
-            rest = fault_at + options.busy_seconds - time.monotonic()
-            if rest > 0:
-                time.sleep(rest)
-        return fault_at, back_at, forced, restarted
+        busy.start()
+        time.sleep(1.0)  # the schedule: the busy loops run before the kill
+        worker = stack.worker
+        pool = worker.pool_pids()
+        fault_at = time.monotonic()
+        if name == "pool":
+            for pid in pool:
+                os.kill(pid, signal.SIGKILL)
+            return fault_at, time.monotonic(), len(pool), False
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.stop(timeout=10)  # reaps the killed process
+        for pid in pool:  # what is left of the unit, as the service manager ends it
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        back_at = time.monotonic()
+        stack.restart_worker()
+        echo(f"  (the new worker was ready {time.monotonic() - back_at:.1f} s after its start)")
+        return fault_at, back_at, 0, True
     down = options.relay_down_seconds if name == "relay" else options.down_seconds
     fault_at = time.monotonic()
     if name == "redis":
@@ -570,11 +580,44 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
               echo: Echo) -> FaultRecord:
     record = FaultRecord(name=name, start=time.monotonic())
     up_before = stack.worker_log_count(_UP_TIMEOUT)
+    log_sizes = stack.worker_log_sizes()
     watch.sample()
     pools_before = watch.counts()
     time.sleep(options.lead_seconds)  # the schedule: load before the fault
-    record.fault_at, record.back_at, record.expected_respawns, restarted = inject(stack, name, options, echo)
-    record.down = record.back_at - record.fault_at
+    busy = BusyCpus(options.busy_seconds + 1)  # started by inject, for the SIGKILLs only
+    try:
+        record.fault_at, record.back_at, record.expected_respawns, restarted = inject(
+            stack, name, options, echo, busy)
+        record.down = record.back_at - record.fault_at
+        _settle(stack, record, options, ledger)
+        if busy.processes:
+            # The pool is watched as long as the CPUs are busy, even when the mail was in sooner:
+            # a respawn loop shows only over time.
+            rest = record.fault_at + options.busy_seconds - time.monotonic()
+            if rest > 0:
+                time.sleep(rest)  # the schedule of the fault, not a wait for a result
+    finally:
+        busy.stop()
+    record.end = time.monotonic()
+    watch.sample()
+    pools_after = watch.counts()
+    forks = sum(pools_after.get(k, 0) - pools_before.get(k, 0) for k in pools_after)
+    record.respawns = forks - (options.concurrency if restarted else 0)
+    record.up_timeouts = stack.worker_log_count(_UP_TIMEOUT) - up_before
+    trouble = stack.worker_log_since(log_sizes, _POOL_TROUBLE)
+    if trouble:
+        kinds = Counter(_POOL_TROUBLE.search(line).group(0) for line in trouble)  # type: ignore[union-attr]
+        record.notes.append(f"worker log: {dict(kinds)}; first: {trouble[0][:160]}")
+    record.games, record.replay_ok = replay_check(stack)
+    after = f"{record.recovered_after:.1f} s" if record.recovered_after is not None else "NOT within the deadline"
+    echo(f"  {name}: down {record.down:.1f} s; {record.waiting} replies waited; all processed {after}; "
+         f"respawns {record.respawns} (the fault forced {record.expected_respawns}), UP time-outs "
+         f"{record.up_timeouts}; replay {record.replay_ok}/{record.games}")
+    return record
+
+
+def _settle(stack: FaultStack, record: FaultRecord, options: FaultOptions, ledger: Ledger) -> None:
+    """Wait (polling, until the settle deadline) for every reply accepted before the part came back."""
     # Every reply accepted up to now must be processed within the settle deadline.
     # (Those an earlier fault already waited for are its own figures.)
     replies = stack.senders.snapshot()
@@ -587,24 +630,13 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
     while left and time.monotonic() < deadline:
         time.sleep(POLL)
         left = ledger.unprocessed(left)
-    if not left:
-        record.recovered_after = max(time.monotonic() - record.back_at, 0.0)
+    done = time.monotonic()
+    if not left and done <= deadline:
+        record.recovered_after = max(done - record.back_at, 0.0)
     else:
-        record.notes.append(f"{len(left)} of {len(waiting)} replies accepted before it came back still "
-                            f"unprocessed {options.settle_seconds:.0f} s after:")
+        record.notes.append(f"{len(left) or 'the last'} of {len(waiting)} replies accepted before it came back "
+                            f"still unprocessed {options.settle_seconds:.0f} s after:")
         record.notes.extend("  " + line for line in ledger.describe(left[:3], time.time()))
-    record.end = time.monotonic()
-    watch.sample()
-    pools_after = watch.counts()
-    forks = sum(pools_after.get(k, 0) - pools_before.get(k, 0) for k in pools_after)
-    record.respawns = forks - (options.concurrency if restarted else 0)
-    record.up_timeouts = stack.worker_log_count(_UP_TIMEOUT) - up_before
-    record.games, record.replay_ok = replay_check(stack)
-    after = f"{record.recovered_after:.1f} s" if record.recovered_after is not None else "NOT within the deadline"
-    echo(f"  {name}: down {record.down:.1f} s; {record.waiting} replies waited; all processed {after}; "
-         f"respawns {record.respawns} (the fault forced {record.expected_respawns}), UP time-outs "
-         f"{record.up_timeouts}; replay {record.replay_ok}/{record.games}")
-    return record
 
 
 def replay_check(stack: FaultStack) -> tuple[int, int]:
@@ -812,7 +844,8 @@ def run(options: FaultOptions, echo: Echo = print) -> Result:
     echo("pbem bench faults: the real pipeline under load while each part is killed and brought back")
     echo(f"  machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
          f"before starting; {options.rate:g} moves/s offered on {options.games} tables; worker prefork "
-         f"x{options.concurrency}; sweep every {options.sweep_seconds or 'default'} s")
+         f"x{options.concurrency}{f' pinned to CPUs {options.cpus}' if options.cpus else ''}; sweep every "
+         f"{options.sweep_seconds or 'default'} s")
     with FaultStack(options, echo) as stack:
         echo(f"  database: {options.database}; Redis; SMTP front; Celery worker and beat; relay sink "
              f"(servers' logs in {stack.base})")

@@ -3,11 +3,10 @@
 The command's own code (``pbem.bench.faults.run``) on the real pipeline it starts for itself:
 PostgreSQL, Redis, the SMTP front, a Celery worker and beat, the relay sink. Its servers are its
 own, not the suite's session servers, because the faults stop and crash them. Asserted: the
-goals of the command (README, "Running in production"; the module's docstring), nothing else —
-0 mails lost, 0 moves applied twice, no respawn loop, every reply accepted before a part came
-back processed within the goal's 60 s of its coming back, every game replays from its log.
-The only duration asserted is that deadline, which is the requirement itself; every wait in the
-command polls with a deadline.
+command's goals as its module docstring states them, nothing else: 0 mails lost, 0 moves
+applied twice, no respawn loop, every reply accepted before a part came back processed within
+60 s of its coming back, every game replays from its log. The only duration asserted is that
+deadline, which is the requirement itself; every wait in the command polls with a deadline.
 """
 
 from __future__ import annotations
