@@ -112,6 +112,8 @@ def test_deep_mime_nesting_reads_the_headers_and_says_so() -> None:
 def test_a_few_nested_multiparts_are_still_read() -> None:
     mail = read_mail(GENERATORS["deep_mime"](300))  # five levels
     assert mail.problems == () and mail.text.strip() == "QS"
+    words = read_mail(_mail(b"From: a@example.org", b"QS\r\n" + b"multipart/mixed message/rfc822\r\n" * 50))
+    assert words.problems == () and words.text.startswith("QS\n")
 
 
 @pytest.mark.parametrize("param", [b"charset*=ut\x00f''x", b"charset*=utf-8''%00", b"charset*=zlib''x",

@@ -8,6 +8,11 @@ The pieces, each usable alone:
 * :func:`parse_command` (``commands.py``): that text to a command, or a refusal with a reason code.
 
 :func:`read_command` chains the last two for a decoded mail.
+
+None of them raises, whatever the bytes, and each is linear in its input and reads a bounded
+prefix of it (the bounds are documented where they apply). What :func:`read_mail` had to
+degrade is in ``IncomingMail.problems``; display names and subjects are cleaned there for
+echoing into headers, by the rules of ``clean.py``, which the CLI uses too.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ fields, which later stages answer as unreadable, and :attr:`IncomingMail.problem
   library's address parser (it recurses once per level); the addresses are then found token by
   token (:func:`.clean.find_addresses`);
 * a message of more than :data:`MAX_CONTAINERS` multipart or message parts (counted as the
-  words ``multipart/`` and ``message/`` in its bytes, an upper bound), or nested deeper than the
-  standard library's parser can follow (it recurses once per level), has its headers read and
-  its body left empty (``MIME_TOO_DEEP``).
+  ``Content-Type: multipart/…`` and ``message/…`` headers in its bytes, an upper bound), or nested
+  deeper than the standard library's parser can follow (it recurses once per level), has its
+  headers read and its body left empty (``MIME_TOO_DEEP``).
 
 **Echoed text** (RFC 5322 §2.2: a header value has no CR or LF): ``from_name`` and ``subject`` are
 cleaned by :mod:`.clean` here, when the mail is read, so whatever an answer echoes of them is safe.
@@ -86,6 +86,8 @@ FROM_NAME_CLEANED: Final = "FROM_NAME_CLEANED"
 SUBJECT_CLEANED: Final = "SUBJECT_CLEANED"
 
 _FOLDING = re.compile(r"\r?\n(?=[ \t])")
+#: A Content-Type header naming a container (the header name has no space before its colon).
+_CONTAINER_TYPE = re.compile(rb"(?i)content-type:\s*(?:multipart|message)/")
 _MSG_ID = re.compile(r"<[^<>\s]+>")
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width characters
 
@@ -291,8 +293,7 @@ def _parsed_prefix(raw: bytes, problems: _Problems) -> bytes:
 def _parse(raw: bytes) -> tuple[Message, bool]:
     """The parsed message, and whether its MIME structure was too large or too deep to parse
     (then only its headers are parsed; see :data:`MAX_CONTAINERS`)."""
-    lower = raw.lower()
-    if lower.count(b"multipart/") + lower.count(b"message/") <= MAX_CONTAINERS:
+    if sum(1 for _ in _CONTAINER_TYPE.finditer(raw)) <= MAX_CONTAINERS:
         try:
             return email.message_from_bytes(raw, policy=compat32), False
         except RecursionError:
