@@ -380,44 +380,50 @@ class Fixture:
         raise ValueError(f"unknown target kind {kind!r}")
 
     def _seat_target(self, kind: str) -> Target:
+        for _ in range(20):
+            game_id = self.rng.choice(self.tables)
+            target = self._seat_target_in(game_id, kind)
+            if target is not None:
+                return target
+            self._replace(game_id)  # once the reading session is closed: it holds SQLite's lock
+        raise RuntimeError("no live seat found")
+
+    def _seat_target_in(self, game_id: int, kind: str) -> Target | None:
+        """A target of ``kind`` at a seat of this game, or None when nobody is left to write for it."""
         from pbem.db.models import SeatStatus
         from pbem.engine import MOON, PASS, PLAY
         from pbem.mail.addresses import make_reply_address
         from pbem.services.gamestore import current_state, load_game
 
-        for _ in range(20):
-            game_id = self.rng.choice(self.tables)
-            with self.svc.session_factory() as session:
-                game = load_game(session, game_id, lock=False)
-                state = current_state(game)
-                seats = sorted(game.seats, key=lambda s: s.seat)
-                joined = [s for s in seats if s.status == SeatStatus.JOINED and s.player is not None
-                          and s.stand_in is None]
-                if not joined:
-                    self._replace(game_id)
-                    continue
-                acting = [s for s in joined if s.seat in state.seats_to_act()]
-                seat = self.rng.choice(acting if acting and self.rng.random() < 0.85 else joined)
-                decision = seat.decisions
-                if kind == "stale":
-                    decision = decision - 1 if decision > 0 and self.rng.random() < 0.8 else decision + 1
-                owner = seat.player.address
-                sender = owner
-                if kind == "forged":
-                    sender = self.rng.choice([p for p in self.players if p != owner])
-                elif kind == "stranger":
-                    sender = self.stranger()
-                expected, suggestion = None, self.rng.choice(mu.COMMAND_LINES)
-                if state.phase == PLAY and state.to_move == seat.seat:
-                    expected, suggestion = "play", self.rng.choice(state.legal_cards())
-                elif state.phase == PASS and seat.seat in state.seats_to_pass():
-                    expected = "pass"
-                    suggestion = "pass: " + " ".join(self.rng.sample(state.hand(seat.seat), state.rules.pass_count))
-                elif state.phase == MOON and state.shooter and state.shooter[0] == seat.seat:
-                    expected, suggestion = "moon", self.rng.choice(("old", "new"))
-                recipient = make_reply_address("fuzz", DOMAIN, game.id, seat.seat, decision)
-                return Target(kind, recipient, sender, self.names.get(sender, ""), expected, suggestion, game.id)
-        raise RuntimeError("no live seat found")
+        with self.svc.session_factory() as session:
+            game = load_game(session, game_id, lock=False)
+            state = current_state(game)
+            seats = sorted(game.seats, key=lambda s: s.seat)
+            joined = [s for s in seats if s.status == SeatStatus.JOINED and s.player is not None
+                      and s.stand_in is None]
+            if not joined:
+                return None
+            acting = [s for s in joined if s.seat in state.seats_to_act()]
+            seat = self.rng.choice(acting if acting and self.rng.random() < 0.85 else joined)
+            decision = seat.decisions
+            if kind == "stale":
+                decision = decision - 1 if decision > 0 and self.rng.random() < 0.8 else decision + 1
+            owner = seat.player.address
+            sender = owner
+            if kind == "forged":
+                sender = self.rng.choice([p for p in self.players if p != owner])
+            elif kind == "stranger":
+                sender = self.stranger()
+            expected, suggestion = None, self.rng.choice(mu.COMMAND_LINES)
+            if state.phase == PLAY and state.to_move == seat.seat:
+                expected, suggestion = "play", self.rng.choice(state.legal_cards())
+            elif state.phase == PASS and seat.seat in state.seats_to_pass():
+                expected = "pass"
+                suggestion = "pass: " + " ".join(self.rng.sample(state.hand(seat.seat), state.rules.pass_count))
+            elif state.phase == MOON and state.shooter and state.shooter[0] == seat.seat:
+                expected, suggestion = "moon", self.rng.choice(("old", "new"))
+            recipient = make_reply_address("fuzz", DOMAIN, game.id, seat.seat, decision)
+            return Target(kind, recipient, sender, self.names.get(sender, ""), expected, suggestion, game.id)
 
     def _replace(self, game_id: int) -> None:
         if game_id in self.tables:
