@@ -29,20 +29,17 @@ cleaned by :mod:`.clean` here, when the mail is read, so whatever an answer echo
 
 **Problems** (:attr:`IncomingMail.problems`, each code at most once, in the order found):
 
-========================  =============================================================
-``TRUNCATED``             the message was longer than :data:`MAX_PARSED_BYTES`
-``MIME_TOO_DEEP``         too many or too deeply nested parts: headers only, empty text
-``UNDECODABLE_PART``      a text part could not be decoded: its text is empty
-``ADDRESS_UNPARSEABLE``   the From header could not be read: ``from_address`` is ""
-``RECIPIENTS_UNPARSEABLE`` To or Cc too deeply nested: its addresses found token by token
-``HEADER_TOO_LONG``       a header value was cut before decoding
-``FROM_NAME_CLEANED``     control characters removed from the display name, or it was cut
-``SUBJECT_CLEANED``       control characters removed from the subject, or it was cut
-========================  =============================================================
-
-The body is the first inline ``text/plain`` part outside attached messages (``format=flowed``
-undone), else the first ``text/html`` part converted to text. A ``multipart/report`` (a delivery
-status notification) is also read into a :class:`DeliveryReport` for :mod:`.autoreply`.
+==========================  ================================================================
+``TRUNCATED``               the message was longer than :data:`MAX_PARSED_BYTES`: its start was read
+``MIME_TOO_DEEP``           too many or too deeply nested parts: headers only, empty text
+``UNDECODABLE_PART``        a text part could not be decoded: its text is empty
+``ADDRESS_UNPARSEABLE``     the From header could not be read, or its address is over 320
+                            characters or holds a control character: ``from_address`` is ""
+``RECIPIENTS_UNPARSEABLE``  To or Cc too deeply nested: their addresses found token by token
+``HEADER_TOO_LONG``         a header value (Subject, To, Cc) was cut before it was read
+``FROM_NAME_CLEANED``       control characters removed from the display name, or it was cut
+``SUBJECT_CLEANED``         control characters removed from the subject, or it was cut
+==========================  ================================================================
 """
 
 from __future__ import annotations
@@ -60,8 +57,8 @@ from typing import Final
 
 from .charsets import decode_bytes
 from .clean import (
-    MAX_COMMENT_DEPTH, MAX_MAILBOX_CHARS, clean_display_name, clean_subject, comment_depth, find_addresses,
-    parse_mailbox,
+    MAX_COMMENT_DEPTH, MAX_DOMAIN, MAX_LOCAL_PART, MAX_MAILBOX_CHARS, clean_display_name, clean_header_text,
+    clean_subject, comment_depth, find_addresses, parse_mailbox,
 )
 from .html_text import html_to_text
 
@@ -71,6 +68,8 @@ MAX_PARSED_BYTES: Final = 512 * 1024
 #: the standard library's parser checks every line against the boundary of each open multipart,
 #: so its time grows with lines × depth (honest mail has fewer than ten).
 MAX_CONTAINERS: Final = 16
+#: The longest address kept (RFC 5321 §4.5.3.1: a 64-octet local part, ``@``, a 255-octet domain).
+MAX_ADDRESS_CHARS: Final = MAX_LOCAL_PART + 1 + MAX_DOMAIN
 #: Characters of each To or Cc header that are read.
 MAX_RECIPIENT_CHARS: Final = 64 * 1024
 #: Characters of a header value that are decoded (RFC 2047 words, 8-bit bytes).
@@ -216,7 +215,11 @@ def _address(raw: str | None, problems: _Problems) -> tuple[str, str]:
         # else a bare local part ("From: MAILER-DAEMON (Mail Delivery System)").
         found = find_addresses(value)
         addr = found[0] if found else addr if re.fullmatch(r"[\w.+-]+", addr) else ""
-    return decode_header_value(name) if name else "", _undo_surrogates(addr).strip().lower()
+    addr = _undo_surrogates(addr).strip().lower()
+    if clean_header_text(addr, MAX_ADDRESS_CHARS).changed:  # a control character, or too long
+        problems.add(ADDRESS_UNPARSEABLE)
+        addr = ""
+    return decode_header_value(name) if name else "", addr
 
 
 def _addresses(headers: tuple[tuple[str, str], ...], name: str, problems: _Problems) -> tuple[str, ...]:
@@ -232,7 +235,7 @@ def _addresses(headers: tuple[tuple[str, str], ...], name: str, problems: _Probl
     if any(comment_depth(v) > MAX_COMMENT_DEPTH for v in values):
         problems.add(RECIPIENTS_UNPARSEABLE)
         return tuple(a.lower() for v in values for a in find_addresses(v))
-    return tuple(a.lower() for _, a in getaddresses(values) if "@" in a)
+    return tuple(a.lower() for _, a in getaddresses(values) if "@" in a and len(a) <= MAX_ADDRESS_CHARS)
 
 
 def _message_ids(raw: str | None) -> tuple[str, ...]:
