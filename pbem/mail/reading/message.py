@@ -385,15 +385,19 @@ def _param(msg: Message, name: str) -> str:
 
 def _part_text(part: Message, problems: _Problems) -> str:
     """A text part's text; "" (and ``UNDECODABLE_PART``) when the standard library cannot take
-    its payload or parameters apart (an RFC 2231 charset naming a codec that fails, a NUL…)."""
+    its payload apart. A charset parameter it cannot read (an RFC 2231 value naming a codec that
+    fails, a NUL…) counts as an unknown charset (:mod:`.charsets`)."""
     try:
         payload = part.get_payload(decode=True)
-        charset = part.get_content_charset()
-        flowed = part.get_content_type() == "text/plain" and _param(part, "format") == "flowed"
-        delsp = flowed and _param(part, "delsp") == "yes"
     except (LookupError, ValueError, TypeError, UnicodeError):
         problems.add(UNDECODABLE_PART)
         return ""
+    try:
+        charset = part.get_content_charset()
+    except (LookupError, ValueError, TypeError, UnicodeError):
+        charset = None
+    flowed = part.get_content_type() == "text/plain" and _param(part, "format") == "flowed"
+    delsp = flowed and _param(part, "delsp") == "yes"
     if not isinstance(payload, bytes):
         payload = b""
     text = decode_bytes(payload, charset)
