@@ -45,7 +45,7 @@ counts from the database and the sink once the whole run has drained):
   *UP t/o*: Celery's "Timed out waiting for UP message" lines;
 - *back after*: seconds from the part coming back (the kill, the worker's restart, the server's
   start) until every reply accepted before that moment was processed: its inbound row in a final
-  state and every mail it wrote delivered to the relay;
+  state and every mail it wrote delivered to the relay (*in*: the inbound rows alone);
 - *replay*: games whose cached snapshot equals the replay of their move log (``pbem game check``),
   checked when the fault's window ends.
 
@@ -472,6 +472,10 @@ class Ledger:
         self.refresh(keys)
         return [key for key in keys if not self.processed(key)]
 
+    def not_final(self, keys: Sequence[str]) -> list[str]:
+        """Those of ``keys`` whose inbound row is not final yet (as of the last ``refresh``)."""
+        return [key for key in keys if key not in self.inbound]
+
     def describe(self, keys: Sequence[str], now_wall: float) -> list[str]:
         """Where each of these replies is (its row, the rows of its mails), for the notes."""
         svc = self.stack.svc
@@ -516,6 +520,7 @@ class FaultRecord:
     back_at: float = 0.0
     end: float = 0.0
     recovered_after: float | None = None  # None: not within the settle deadline
+    inbound_after: float | None = None  # the same for the received mails alone (their mails aside)
     waiting: int = 0  # replies accepted before the part came back
     expected_respawns: int = 0
     respawns: int = 0
@@ -534,6 +539,7 @@ def inject(stack: FaultStack, name: str, options: FaultOptions, echo: Echo,
     if name in ("pool", "worker"):
         busy.start()
         time.sleep(1.0)  # the schedule: the busy loops run before the kill
+        _wait_for_a_move_in_flight(stack)
         worker = stack.worker
         pool = worker.pool_pids()
         fault_at = time.monotonic()
@@ -576,6 +582,21 @@ def inject(stack: FaultStack, name: str, options: FaultOptions, echo: Echo,
     return fault_at, time.monotonic(), 0, False
 
 
+def _wait_for_a_move_in_flight(stack: FaultStack, timeout: float = 5.0) -> bool:
+    """Wait (briefly) for a moment when a received mail is stored and not yet processed, so that the
+    kill is likely to hit a move in the middle (its transaction, or the sending of its mails)."""
+    svc = stack.svc
+    assert svc is not None
+    deadline = time.monotonic() + timeout
+    query = select(InboundMessage.id).where(InboundMessage.status == InboundStatus.PENDING).limit(1)
+    while time.monotonic() < deadline:
+        with svc.session_factory() as session:
+            if session.execute(query).first() is not None:
+                return True
+        time.sleep(0.005)
+    return False
+
+
 def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledger, watch: PoolWatch,
               echo: Echo) -> FaultRecord:
     record = FaultRecord(name=name, start=time.monotonic())
@@ -610,7 +631,9 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
         record.notes.append(f"worker log: {dict(kinds)}; first: {trouble[0][:160]}")
     record.games, record.replay_ok = replay_check(stack)
     after = f"{record.recovered_after:.1f} s" if record.recovered_after is not None else "NOT within the deadline"
-    echo(f"  {name}: down {record.down:.1f} s; {record.waiting} replies waited; all processed {after}; "
+    inbound = f"{record.inbound_after:.1f} s" if record.inbound_after is not None else "not within the deadline"
+    echo(f"  {name}: down {record.down:.1f} s; {record.waiting} replies waited; received mail processed "
+         f"{inbound}, with every mail it wrote delivered {after}; "
          f"respawns {record.respawns} (the fault forced {record.expected_respawns}), UP time-outs "
          f"{record.up_timeouts}; replay {record.replay_ok}/{record.games}")
     return record
@@ -628,9 +651,13 @@ def _settle(stack: FaultStack, record: FaultRecord, options: FaultOptions, ledge
     deadline = record.back_at + options.settle_seconds
     left = ledger.unprocessed(waiting)
     while left and time.monotonic() < deadline:
+        if record.inbound_after is None and not ledger.not_final(left):
+            record.inbound_after = max(time.monotonic() - record.back_at, 0.0)
         time.sleep(POLL)
         left = ledger.unprocessed(left)
     done = time.monotonic()
+    if not ledger.not_final(left) and record.inbound_after is None and done <= deadline:
+        record.inbound_after = max(done - record.back_at, 0.0)
     if not left and done <= deadline:
         record.recovered_after = max(done - record.back_at, 0.0)
     else:
@@ -892,13 +919,14 @@ def run(options: FaultOptions, echo: Echo = print) -> Result:
 def print_table(echo: Echo, figures: Sequence[Figures], options: FaultOptions) -> None:
     echo("")
     echo(f"  {'fault':15} {'down s':>6} {'moves/s':>7} {'250':>6} {'refused':>7} {'applied':>7} {'twice':>5} "
-         f"{'lost':>4} {'dup':>4} {'respawns':>8} {'UP t/o':>6} {'back after':>10} {'replay':>7}")
+         f"{'lost':>4} {'dup':>4} {'respawns':>8} {'UP t/o':>6} {'back after':>10} {'(in)':>6} {'replay':>7}")
     for f in figures:
         r = f.record
         back = f"{r.recovered_after:9.1f}s" if r.recovered_after is not None else f">{options.settle_seconds:8.0f}s"
+        inbound = f"{r.inbound_after:5.1f}s" if r.inbound_after is not None else f">{options.settle_seconds:4.0f}s"
         echo(f"  {r.name:15} {r.down:6.1f} {f.rate:7.1f} {f.accepted:6d} {f.refusals:7d} {f.applied:7d} "
              f"{f.twice:5d} {f.lost:4d} {f.duplicates:4d} {r.respawns:4d}/{r.expected_respawns:<3d} "
-             f"{r.up_timeouts:6d} {back:>10} {r.replay_ok:>3d}/{r.games:<3d}")
+             f"{r.up_timeouts:6d} {back:>10} {inbound:>6} {r.replay_ok:>3d}/{r.games:<3d}")
         odd = {k: v for k, v in f.statuses.items() if k != InboundStatus.DONE}
         notes = list(r.notes)
         if odd:
