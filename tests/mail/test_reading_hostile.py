@@ -125,6 +125,19 @@ def test_an_rfc_2231_charset_on_a_multipart_and_its_part(param: bytes) -> None:
     read_everything(raw)
 
 
+@pytest.mark.parametrize("charset", [b"undefined", b"zlib", b'"utf\x008"'])
+@pytest.mark.parametrize("ctype", [b"multipart/mixed", b"multipart/report; report-type=delivery-status"])
+def test_an_unparsed_8bit_multipart_declaring_a_strange_charset(ctype: bytes, charset: bytes) -> None:
+    """A multipart without a boundary keeps its body as one string, which compat32's get_payload()
+    decodes with the declared charset."""
+    raw = _mail(b"From: a@example.org\nContent-Type: " + ctype + b"; charset=" + charset, b"Q\xe9S\r\n")
+    assert read_mail(raw).text == ""
+    report = (b"--x\r\nContent-Type: message/delivery-status; charset=" + charset + b"\r\n\r\nFinal-Recipient: "
+              b"rfc822; b\xe9@example.org\r\nAction: failed\r\n\r\n--x\r\nContent-Type: message/rfc822; charset="
+              + charset + b"\r\n\r\nSubject: \xe9\r\n--x--\r\n")
+    read_everything(_mail(b"From: MAILER-DAEMON@example.org\nContent-Type: " + ctype + b"; boundary=x", report))
+
+
 def test_a_huge_numeric_character_reference_in_html() -> None:
     assert html_to_text("<p>QS&#" + "1" * 10_000 + ";</p>") == "QS\ufffd"
     assert html_to_text("<p>&#x" + "f" * 10_000 + "</p>") == "\ufffd"

@@ -337,9 +337,7 @@ def _find_text_parts(msg: Message) -> tuple[Message | None, Message | None]:
         part = stack.pop()
         maintype = part.get_content_maintype()
         if maintype == "multipart":
-            payload = part.get_payload()
-            if isinstance(payload, list):
-                stack.extend(reversed(payload))
+            stack.extend(reversed(_subparts(part)))
             continue
         if maintype == "message" or _is_attachment(part):
             continue
@@ -392,10 +390,7 @@ def _part_text(part: Message, problems: _Problems) -> str:
     except (LookupError, ValueError, TypeError, UnicodeError):
         problems.add(UNDECODABLE_PART)
         return ""
-    try:
-        charset = part.get_content_charset()
-    except (LookupError, ValueError, TypeError, UnicodeError):
-        charset = None
+    charset = _charset(part)
     flowed = part.get_content_type() == "text/plain" and _param(part, "format") == "flowed"
     delsp = flowed and _param(part, "delsp") == "yes"
     if not isinstance(payload, bytes):
@@ -443,22 +438,42 @@ def _delivery_report(msg: Message) -> DeliveryReport:
     report_type = _param(msg, "report-type")
     recipients: list[RecipientStatus] = []
     original: tuple[tuple[str, str], ...] = ()
-    parts = msg.get_payload()
-    for part in parts if isinstance(parts, list) else ():
+    for part in _subparts(msg):
         ctype = part.get_content_type()
         if ctype in ("message/delivery-status", "message/global-delivery-status"):
             recipients.extend(_recipient_blocks(part))
         elif ctype in ("message/rfc822", "message/global") and not original:
-            inner = part.get_payload()
-            if isinstance(inner, list) and inner:
+            inner = _subparts(part)
+            if inner:
                 original = _raw_headers(inner[0])
-            elif isinstance(inner, str):
-                original = _parse_header_block(inner)
+            else:
+                original = _parse_header_block(_decoded_payload(part))
         elif ctype in ("text/rfc822-headers", "message/global-headers") and not original:
-            payload = part.get_payload(decode=True)
-            if isinstance(payload, bytes):
-                original = _parse_header_block(decode_bytes(payload, part.get_content_charset()))
+            original = _parse_header_block(_decoded_payload(part))
     return DeliveryReport(report_type, tuple(recipients), original)
+
+
+def _subparts(msg: Message) -> list[Message]:
+    """The parts of a multipart or the message of a message/* part; [] for a leaf.
+
+    Never ``get_payload()`` of a leaf: compat32 decodes an 8-bit leaf with its declared charset
+    there, and raises for the charsets :mod:`.charsets` refuses.
+    """
+    return msg.get_payload() if msg.is_multipart() else []
+
+
+def _decoded_payload(part: Message) -> str:
+    """A leaf's payload as text: its transfer encoding undone, decoded by :mod:`.charsets`."""
+    payload = part.get_payload(decode=True)
+    return decode_bytes(payload if isinstance(payload, bytes) else b"", _charset(part))
+
+
+def _charset(part: Message) -> str | None:
+    """The part's declared charset; None when absent or unreadable (an RFC 2231 value with a NUL…)."""
+    try:
+        return part.get_content_charset()
+    except (LookupError, ValueError, TypeError, UnicodeError):
+        return None
 
 
 def _parse_header_block(text: str) -> tuple[tuple[str, str], ...]:
@@ -467,12 +482,9 @@ def _parse_header_block(text: str) -> tuple[tuple[str, str], ...]:
 
 def _recipient_blocks(part: Message) -> list[RecipientStatus]:
     """The per-recipient blocks of a message/delivery-status part (the first block is per-message)."""
-    payload = part.get_payload()
-    if isinstance(payload, list):
-        blocks = payload
-    else:  # some servers base64 the part; compat32 then leaves it unparsed
-        raw = part.get_payload(decode=True)
-        text = decode_bytes(raw if isinstance(raw, bytes) else b"", part.get_content_charset())
+    blocks = _subparts(part)
+    if not blocks:  # some servers base64 the part; compat32 then leaves it unparsed
+        text = _decoded_payload(part)
         blocks = [HeaderParser(policy=compat32).parsestr(b) for b in re.split(r"\r?\n\s*\r?\n", text)]
     found: list[RecipientStatus] = []
     for block in blocks:
