@@ -340,6 +340,18 @@ class Fixture:
         target = Target("new-known", f"new@{DOMAIN}", creator)
         self.process(template, target, limit=0)
 
+    def _verified_players(self) -> list[str]:
+        """The fixture's players who hold a seat (verified, as the services define it), in order."""
+        from sqlalchemy import select
+
+        from pbem.db.models import Player, Seat, SeatStatus
+
+        with self.svc.session_factory() as session:
+            seated = set(session.scalars(
+                select(Player.address).join(Seat, Seat.player_id == Player.id)
+                .where(Seat.status.in_((SeatStatus.JOINED, SeatStatus.BOT)))))
+        return [address for address in self.players if address in seated] or self.players
+
     def _pending_invitations(self) -> list[tuple[int, str]]:
         """Invitations to a new game's seat, and to take over an absent player's (``replace``)."""
         from sqlalchemy import and_, or_, select
@@ -363,7 +375,7 @@ class Fixture:
         if kind in ("seat", "stale", "forged", "stranger"):
             return self._seat_target(kind)
         if kind == "new-known":
-            sender = self.rng.choice(self.players)
+            sender = self.rng.choice(self._verified_players())
             return Target(kind, f"new@{DOMAIN}", sender, self.names[sender], "new_game", self._new_game_text())
         if kind == "new-unknown":
             return Target(kind, f"new@{DOMAIN}", self.stranger(), "Someone New", "new_game", self._new_game_text())
