@@ -238,6 +238,14 @@ def test_only_the_start_of_a_reply_is_read_for_its_command() -> None:
     assert table_talk(filler + "say hi\n") is None and table_talk("say hi\n" + filler) == "hi"
 
 
+def test_only_the_first_lines_of_a_reply_are_read_for_its_command() -> None:
+    filler = "hm\n\n" * commands.MAX_COMMAND_LINES
+    assert len(filler) < commands.MAX_COMMAND_CHARS
+    assert parse_command("QS\n" + filler) == Play("QS")
+    assert parse_command(filler + "QS\n") == Unreadable("NO_COMMAND")
+    assert table_talk(filler + "say hi\n") is None
+
+
 def test_only_the_start_of_a_body_is_searched_for_the_new_text() -> None:
     filler = "> quoted\n" * (reply_text.MAX_REPLY_CHARS // 9 + 1)
     assert extract_reply("QS\n\n" + filler) == "QS"

@@ -50,7 +50,8 @@ Command names (``Command.name``) are the keys of :data:`COMMAND_WORDS` plus ``pl
 ``moon``, ``unreadable`` and ``ambiguous``.
 
 **Bounds.** Only the first :data:`MAX_COMMAND_CHARS` characters of the new text are read (cut at
-a line end): a command is in a reply's first lines, and reading costs time per line. Addresses
+a line end), and of them the first :data:`MAX_COMMAND_LINES` lines that are not blank: a command
+is in a reply's first lines, and reading costs time per line. Addresses
 are found token by token (:func:`.clean.find_addresses`), in time linear in the text.
 """
 
@@ -65,8 +66,15 @@ from typing import ClassVar, Final, Union
 from ..notation import find_cards, find_mentions, fold
 from .clean import find_addresses
 
-#: Characters of a reply's new text that are read (see the module docstring).
+#: Characters of a reply's new text that are read, and of its lines the non-empty ones read
+#: (see the module docstring).
 MAX_COMMAND_CHARS: Final = 32 * 1024
+MAX_COMMAND_LINES: Final = 500
+#: Filler words read before a command word on its line ("please send me the status"); a line
+#: that starts with more is no command line.
+MAX_LEADING_FILLERS: Final = 16
+#: Characters of a line read for a yes or a no to an invitation (a sentence, not a page).
+MAX_ANSWER_CHARS: Final = 500
 
 # -- the commands ------------------------------------------------------------------------------
 
@@ -495,7 +503,7 @@ def parse_command(
     """
     del language_hint  # documented above: every language is read
     lines = [line.strip() for line in _read_prefix(reply_text).replace("\r", "").split("\n")]
-    lines = [line for line in lines if line]
+    lines = [line for line in lines if line][:MAX_COMMAND_LINES]
     if not lines:
         return Unreadable("EMPTY")
     if expected == "new_game":
@@ -564,7 +572,7 @@ INVITATION_ACCEPT_STARTS: Final = frozenset({
 def _invitation_answer(first_line: str) -> Command | None:
     """A yes or a no to an invitation written as a sentence; None when the line is neither
     (then the usual reading applies, and what is still unclear is asked back, never guessed)."""
-    words = _WORD.findall(fold(first_line))
+    words = _WORD.findall(fold(first_line[:MAX_ANSWER_CHARS]))
     if not words:
         return None
     if words[0] in INVITATION_DECLINE_STARTS or any(_contains(words, p) for p in INVITATION_DECLINE_PHRASES):
@@ -584,7 +592,8 @@ def _read_prefix(text: str) -> str:
 
 def table_talk(reply_text: str) -> str | None:
     """The text of the reply's ``say …`` lines (joined by newlines), or None when there are none."""
-    lines = [_read_line(0, line.strip(), None) for line in _read_prefix(reply_text).split("\n") if line.strip()]
+    texts = [line.strip() for line in _read_prefix(reply_text).split("\n")]
+    lines = [_read_line(0, text, None) for text in [t for t in texts if t][:MAX_COMMAND_LINES]]
     talk = [line.argument for line in lines if line.command == "say" and line.argument]
     return "\n".join(talk) if talk else None
 
@@ -593,7 +602,8 @@ def _read_line(index: int, text: str, expected: str | None) -> _Line:
     folded = fold(text)
     words = _WORD.findall(folded)
     start = 0
-    while start < len(words) and words[start] in FILLER_WORDS and not _starts_phrase(words, start, expected):
+    fillers_end = min(len(words), MAX_LEADING_FILLERS)
+    while start < fillers_end and words[start] in FILLER_WORDS and not _starts_phrase(words, start, expected):
         start += 1
     for size in range(min(_LONGEST, len(words) - start), 0, -1):
         phrase = tuple(words[start : start + size])
@@ -666,8 +676,15 @@ def _build(line: _Line, whole_text: str) -> Command:
 
 
 def _contains(words: list[str], phrase: tuple[str, ...]) -> bool:
-    size = len(phrase)
-    return any(tuple(words[k : k + size]) == phrase for k in range(len(words) - size + 1))
+    """Whether ``phrase`` occurs in ``words`` (only where its first word is, found at C speed)."""
+    size, first, k = len(phrase), phrase[0], -1
+    while True:
+        try:
+            k = words.index(first, k + 1)
+        except ValueError:
+            return False
+        if tuple(words[k : k + size]) == phrase:
+            return True
 
 
 _NOTIFY_PHRASES: Final = sorted(
