@@ -190,6 +190,11 @@ def innermost_pbem_frame(tb: Any) -> str:
     return "?"
 
 
+def innermost_frame(tb: Any) -> str:
+    frames = traceback.extract_tb(tb)
+    return f"{Path(frames[-1].filename).name}:{frames[-1].name}:{frames[-1].lineno}" if frames else "?"
+
+
 def _crash(error: BaseException, stall: bool = False) -> Crash:
     where = innermost_pbem_frame(error.__traceback__)
     place = where.rsplit(":", 1)[0]
@@ -656,6 +661,8 @@ class Report:
     sizes: list[int] = field(default_factory=list)
     size_table: dict[str, dict[int, CaseResult | None]] = field(default_factory=dict)
     saved: list[Path] = field(default_factory=list)
+    #: Errors of the fuzzer's own set-up of a mail (not of the services): a bug to fix here.
+    fuzzer_errors: Counter[str] = field(default_factory=Counter)
     wall: float = 0.0
 
     @property
@@ -696,7 +703,7 @@ class Report:
 
 def exit_code(report: Report) -> int:
     """0 when nothing escaped, nothing stalled and at least half reached a handler and the composer."""
-    if report.uncaught or report.stalls:
+    if report.uncaught or report.stalls or report.fuzzer_errors:
         return 1
     if report.handler_share < 0.5 or report.composer_share < 0.5:
         return 1
@@ -767,6 +774,8 @@ def format_report(report: Report) -> list[str]:
                    " x an exception escaped)")
         out.append(f"  cases over 1 s of CPU: {len(over)}" + (f" ({', '.join(over)})" if over else "")
                    + " (goal: none, up to 10 MB)")
+    for kind, count in report.fuzzer_errors.most_common():
+        out.append(f"the fuzzer's own errors (a mail not sent): {count} {kind}")
     for path in report.saved:
         out.append(f"saved: {path}")
     return out
@@ -840,11 +849,20 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
     try:
         handlers_before = Counter(fixture.probe.handlers)
         for number in range(options.messages):
-            case, target = make_case(rng, fixture, corpus, number)
+            try:
+                case, target = make_case(rng, fixture, corpus, number)
+            except Exception as error:  # noqa: BLE001 (the fuzzer's own fault: counted, shown, not hidden)
+                report.fuzzer_errors[f"{type(error).__name__} at {innermost_frame(error.__traceback__)}"] += 1
+                if sum(report.fuzzer_errors.values()) > 100:
+                    raise
+                continue
             result = fixture.process(case.template, target, source=case.source, envelope=case.envelope,
                                      limit=options.limit)
             report.add(case, result)
-            fixture.after(target)
+            try:
+                fixture.after(target)
+            except Exception as error:  # noqa: BLE001
+                report.fuzzer_errors[f"{type(error).__name__} at {innermost_frame(error.__traceback__)}"] += 1
             if result.crash is not None and options.save_crashes is not None \
                     and saved_per_kind[result.crash.kind] < options.save_per_kind:
                 saved_per_kind[result.crash.kind] += 1

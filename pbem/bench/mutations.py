@@ -93,8 +93,10 @@ def build_mail(headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
 
 
 def instantiate(template: bytes, sender: str, recipient: str) -> bytes:
-    """The mail a template stands for, sent by ``sender`` to ``recipient``."""
-    return template.replace(FROM, sender.encode("ascii")).replace(TO, recipient.encode("ascii"))
+    """The mail a template stands for, sent by ``sender`` to ``recipient`` (in UTF-8: an address
+    someone was invited at may hold any character, RFC 6532)."""
+    return template.replace(FROM, sender.encode("utf-8", "surrogateescape")).replace(
+        TO, recipient.encode("utf-8", "surrogateescape"))
 
 
 def normalise_line_ends(raw: bytes) -> bytes:

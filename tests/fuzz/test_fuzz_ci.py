@@ -24,6 +24,7 @@ def test_fuzz_fixed_seed_small_budget(tmp_path: Path) -> None:
     print("\n".join(lines))
     assert report.messages == MESSAGES
     crashes = {kind: (count, report.crash_messages[kind]) for kind, count in report.crashes.items()}
+    assert not report.fuzzer_errors, report.fuzzer_errors
     assert report.uncaught == 0, crashes
     assert report.handler_share >= 0.5, report.handler_share
     assert report.composer_share >= 0.5, report.composer_share
