@@ -136,6 +136,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "PAUSED_NO_DEADLINES": {},
     "BAD_OPTION": {"option": "bots", "value": "three"},
     "PROCESSING_FAILED": {},
+    "NOT_AN_ADDRESS": {"address": "ana@exämple"},
     "NO_COMMAND": {},
     "TWO_CARDS": {"cards": ["QS", "TH"]},
     "UNKNOWN_WORD": {"word": "xyzzy"},

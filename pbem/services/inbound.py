@@ -655,6 +655,9 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
     if bots is None or not 0 <= bots < rules.players:  # the sender has a seat too
         return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
     others = [a.lower() for a in command.players if a.lower() != sender_address]
+    unusable = next((a for a in others if not can_address(a)), None)
+    if unusable is not None:
+        return refuse("NOT_AN_ADDRESS", {"address": unusable[:100]})
     if 1 + len(others) + bots != rules.players:
         return refuse("WRONG_PLAYER_COUNT", {"players": rules.players, "people": 1 + len(others), "bots": bots})
     if _invitations_today(session, creator, now) + len(others) > svc.settings.invites_per_day:

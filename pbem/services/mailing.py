@@ -236,7 +236,7 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
     values = {
         "game_id": game.id if game is not None else None,
         "player_id": player.id if player is not None else None,
-        "recipient": address,
+        "recipient": composed.recipient,  # as the envelope needs it (an IDNA domain in ASCII)
         "kind": ctx.kind,
         "message_id": composed.message_id,
         "raw": composed.raw,

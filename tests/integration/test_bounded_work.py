@@ -229,3 +229,16 @@ def test_what_the_reader_had_to_degrade_is_in_the_outcome(services: ServicesFact
     with transaction(svc.session_factory) as session:
         outcome = session.scalars(select(InboundMessage.outcome)).one()
     assert outcome["code"] == "GAME_CREATED" and "FROM_NAME_CLEANED" in outcome["reading"]
+
+
+def test_a_new_game_naming_an_address_no_mail_can_reach_is_refused_with_it(services: ServicesFactory) -> None:
+    svc = services()
+    verified_alice(svc)
+    to = f"new@{DOMAIN}"
+    body = "new game\nplayers: bób@exämple.test\nbots: 2\n"
+    (answer,) = deliver(svc, mail("alice@a.test", to, body, "<idn@a.test>"), "alice@a.test", to)
+    assert answer.kind == "request_rejected" and "bób@exämple.test" in Received.parse(answer.raw).text
+    # A domain that IDNA can encode is fine: the envelope carries its ASCII form.
+    sent = deliver(svc, mail("alice@a.test", to, "new game\nplayers: bob@exämple.test\nbots: 2\n", "<idn2@a.test>"),
+                   "alice@a.test", to)
+    assert "bob@xn--exmple-cua.test" in [m.recipient for m in sent]
