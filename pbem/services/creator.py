@@ -31,7 +31,9 @@ from sqlalchemy.orm import Session
 from pbem.db.models import Game, GameStatus, InboundStatus, Invitation, InvitationStatus, OutboundMessage, Player, Seat
 from pbem.mail import context as mc
 from pbem.mail.notation import fold
+from pbem.mail.compose import can_address
 from pbem.mail.reading import commands as cmd
+from pbem.mail.reading.clean import find_addresses
 
 from .absence import PAUSED_FOR, SubstituteRefused, invite_substitute, sorted_seats, tell_table
 from .app import Services
@@ -153,7 +155,6 @@ def replace_player(session: Session, svc: Services, game: Game, now: datetime, *
 
 # -- reading the commands' words ---------------------------------------------------------------------
 
-_ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
 #: Little words around a player's name ("replace Bob with ana@…", "extend for Bob").
 _FILLER = frozenset({"with", "by", "for", "to", "of", "the", "player", "seat", "more",
                      "por", "com", "para", "de", "do", "da", "o", "a", "jogador", "jogadora", "lugar", "mais",
@@ -237,12 +238,12 @@ def parse_extend(text: str, seats: list[Seat]) -> tuple[Seat | None, int | None]
 
 def parse_replace(text: str, seats: list[Seat]) -> tuple[Seat, str]:
     """``Bob ana@example.org``, ``2 with ana@example.org`` -> (seat, address)."""
-    addresses = _ADDRESS.findall(text)
+    addresses = find_addresses(text)  # linear in the text's length (clean.py)
     if len(addresses) != 1:
         raise CreatorRefused("BAD_REPLACE", text=text)
     address = addresses[0].lower().rstrip(".")
     seat = _find_named(seats, _words(text.replace(addresses[0], " ")))
-    if seat is None or seat.player is None:
+    if seat is None or seat.player is None or not can_address(address):
         raise CreatorRefused("BAD_REPLACE", text=text)
     return seat, address
 
