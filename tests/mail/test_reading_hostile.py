@@ -212,14 +212,13 @@ def test_a_from_without_spaces_is_cheap_and_absent() -> None:
 
 
 # -- the bots option ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("value", "count"), [("3", 3), ("03", 3), ("three", 3), ("três", 3), ("trei", 3),
-                                              ("doi", 2), ("dois", 2), ("um", 1), ("unu", 1), ("one", 1), ("0", 0)])
+@pytest.mark.parametrize(("value", "count"), [("3", 3), ("03", 3), (" 2 ", 2), ("1.", 1), ("0", 0), ("99", 99)])
 def test_the_bots_count_is_read(value: str, count: int) -> None:
     command = parse_command(f"new game\nbots: {value}", expected="new_game")
     assert isinstance(command, NewGame) and command.bots == count and command.options["bots"] == str(count)
 
 
-@pytest.mark.parametrize("value", ["lots", "-1", "3.5", "100", "٣", "x" * 200])
+@pytest.mark.parametrize("value", ["three", "três", "trei", "lots", "-1", "3.5", "100", "٣", "x" * 200])
 def test_a_bots_count_that_cannot_be_read_is_a_bad_option(value: str) -> None:
     command = parse_command(f"new game with bob@example.org\nbots: {value}", expected="new_game")
     assert command == Unreadable("BAD_OPTION", {"option": "bots", "value": value[:40]})

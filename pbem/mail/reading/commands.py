@@ -146,9 +146,10 @@ class NewGame:
 
     Option names are mapped from their Portuguese and Romanian forms (:data:`OPTION_ALIASES`) but
     not checked: the service validates them against the engine's options. The one exception is
-    ``bots``, read here: when present, ``options["bots"]`` is the count in digits (``"3"``, also
-    for ``bots: three``/``três``/``trei``; :data:`NUMBER_WORDS`), and :attr:`bots` is it as an int.
-    A count that cannot be read is ``Unreadable("BAD_OPTION")``, never a NewGame.
+    ``bots``, read here: when present, ``options["bots"]`` is the count in digits (``"3"`` for
+    ``bots: 3`` or ``bots: 03``, at most :data:`MAX_BOTS`), and :attr:`bots` is it as an int. Any
+    other value (``bots: three``, ``-1``, ``2.5``) is ``Unreadable("BAD_OPTION")``, never a NewGame:
+    the answer asks for a number, as the mail templates say.
     """
 
     players: tuple[str, ...]
@@ -433,13 +434,8 @@ OPTION_ALIASES: Final = {
     "com": "players", "cu": "players",
 }
 
-#: Counts written as words in a new game's ``bots:`` option (folded: no accents, lower case).
-NUMBER_WORDS: Final = {
-    "zero": 0, "none": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "nenhum": 0, "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5,
-    "niciunul": 0, "unu": 1, "unul": 1, "doi": 2, "doua": 2, "trei": 3, "patru": 4, "cinci": 5,
-}
-#: The largest ``bots:`` count read (the engine's tables are far smaller; the service checks).
+#: The largest ``bots:`` count read: two digits (the engine's tables are far smaller; the service
+#: checks the count against the rules).
 MAX_BOTS: Final = 99
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -750,8 +746,8 @@ def _new_game(text: str) -> Command:
 
 
 def _count(value: str) -> int | None:
-    """A small count written in digits or as a word (:data:`NUMBER_WORDS`); None otherwise."""
-    text = fold(value).strip().rstrip(".!")
+    """A small count written in ASCII digits (at most :data:`MAX_BOTS`); None otherwise."""
+    text = value.strip().rstrip(".!")
     if text.isascii() and text.isdigit() and len(text) <= 2:
-        return int(text) if int(text) <= MAX_BOTS else None
-    return NUMBER_WORDS.get(text)
+        return int(text)
+    return None
