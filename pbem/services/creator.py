@@ -37,7 +37,7 @@ from pbem.mail.reading.clean import find_addresses
 
 from .absence import PAUSED_FOR, SubstituteRefused, invite_substitute, sorted_seats, tell_table
 from .app import Services
-from .deadlines import _DURATION, _HOUR_UNITS, add_hours, reminder_at, stop_waiting
+from .deadlines import add_hours, duration_hours, reminder_at, stop_waiting
 from .games import settle
 from .gamestore import current_state
 from .inbound import Outcome, SeatRequest, seat_command
@@ -218,9 +218,10 @@ def parse_extend(text: str, seats: list[Seat]) -> tuple[Seat | None, int | None]
     i = 0
     while i < len(words):
         for size in (2, 1):  # "2 days" or "2d"
-            m = _DURATION.match(fold(" ".join(words[i:i + size]))) if i + size <= len(words) else None
-            if hours is None and m is not None and m.group(2) and m.group(2) in _HOUR_UNITS:
-                hours = int(m.group(1)) * _HOUR_UNITS[m.group(2)]
+            found = duration_hours(" ".join(words[i:i + size]), unit_required=True) \
+                if hours is None and i + size <= len(words) else None
+            if found is not None:
+                hours = found
                 i += size
                 break
         else:

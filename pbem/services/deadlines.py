@@ -114,7 +114,8 @@ _HOUR_UNITS = {
     **dict.fromkeys(("d", "day", "days", "dia", "dias", "zi", "zile"), 24),
     **dict.fromkeys(("w", "week", "weeks", "semana", "semanas", "saptamana", "saptamani"), 24 * 7),
 }
-_DURATION = re.compile(r"^\s*(\d{1,4})\s*([a-z]*)\s*$")
+#: Matched on stripped text: one run of spaces only, so no input makes the match backtrack.
+_DURATION = re.compile(r"(\d{1,4})\s*([a-z]*)")
 _SKIP_WORDS = frozenset({"skip", "skipped", "skip them", "no", "off", "not counted", "dont count", "pular",
                          "saltar", "ignorar", "nao", "nao contam", "sem", "fara", "sari", "exclude", "exclus"})
 _COUNT_WORDS = frozenset({"count", "counted", "yes", "on", "contar", "contam", "sim", "da", "numara", "include"})
@@ -128,9 +129,18 @@ _POLICY_WORDS = {
 
 def parse_hours(text: str, code: str = "BAD_DEADLINE") -> int:
     """``48``, ``48h``, ``2d``, ``2 dias``, ``1 săptămână`` -> hours."""
-    m = _DURATION.match(fold(str(text)))
-    if m is None or m.group(2) not in _HOUR_UNITS:
+    hours = duration_hours(text)
+    if hours is None:
         raise BadTiming(code, str(text))
+    return hours
+
+
+def duration_hours(text: str, *, unit_required: bool = False) -> int | None:
+    """``48``, ``48h``, ``2 dias`` -> hours; None when ``text`` is no duration (or has no unit
+    and ``unit_required``)."""
+    m = _DURATION.fullmatch(fold(str(text)).strip())
+    if m is None or m.group(2) not in _HOUR_UNITS or (unit_required and not m.group(2)):
+        return None
     return int(m.group(1)) * _HOUR_UNITS[m.group(2)]
 
 
