@@ -182,7 +182,6 @@ class RetryingSenders(Senders):
         self._due: list[tuple[float, str]] = []
         self._seen = 0
         self._offered = 0  # jobs put in the queue, first tries and retries (each gives one result)
-        self._given_up = 0
         self._stop = threading.Event()
         self._retrier = threading.Thread(target=self._retry_loop, name="sender-retries", daemon=True)
 
@@ -243,10 +242,8 @@ class RetryingSenders(Senders):
             reply.permanent = result.error
             return
         reply.refusals += 1
-        if now - reply.first_sent < RETRY_FOR:
+        if now - reply.first_sent < RETRY_FOR:  # past it, the reply stays unaccepted
             heapq.heappush(self._due, (now + RETRY_AFTER, result.message_id))
-        else:
-            self._given_up += 1
 
     def _retry_loop(self) -> None:
         while not self._stop.wait(0.1):
@@ -713,11 +710,13 @@ class Figures:
         window = self.record.end - self.record.start
         return self.applied / window if window > 0 else 0.0
 
+    concurrency: int = 2  # the pool's processes
+
     @property
     def respawn_loop(self) -> bool:
+        """More processes forked than the fault forced, by at least the pool's size: on average
+        every pool process replaced once more, by Celery alone."""
         return self.record.respawns - self.record.expected_respawns >= self.concurrency
-
-    concurrency: int = 2
 
     def goals(self, settle: float) -> list[str]:
         missed = []
