@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from pbem.db.models import Game, GameStatus, InboundStatus, Move, OutboundMessage, Player, Seat, SeatStatus
 from pbem.engine import OVER
 from pbem.mail import context as mc
+from pbem.mail.links import unsubscribe_link
 from pbem.mail.reading import commands as cmd
 
 from .app import Services
@@ -206,8 +207,6 @@ def send_due_digests(session: Session, svc: Services, now: datetime) -> list[Out
 
 
 def _digest_unsubscribe(svc: Services, player: Player, games: list[Game]) -> mc.Unsubscribe:
-    from pbem.web.unsubscribe import unsubscribe_link
-
     from .mailing import reply_address
 
     url = unsubscribe_link(svc.settings, player_id=player.id)

@@ -22,6 +22,7 @@ from pbem.db.writes import PendingRow, add_row
 from pbem.engine import MOON, OVER, PASS, PLAY, GameState
 from pbem.mail import context as mc
 from pbem.mail.addresses import make_reply_address
+from pbem.mail.links import game_link, unsubscribe_link
 
 from .app import Services
 
@@ -71,16 +72,12 @@ def _reply_address(secret: str, domain: str, game_id: int, seat: int, decision: 
 
 @functools.lru_cache(maxsize=8192)
 def _game_url(settings: Settings, game_id: int, seat: int) -> str:
-    from pbem.web.links import game_link
-
     return game_link(settings, game_id, seat)
 
 
 @functools.lru_cache(maxsize=8192)
 def unsubscribe_url(settings: Settings, player_id: int, game_id: int | None = None, seat: int | None = None) -> str:
-    """The signed one-click unsubscribe link (``pbem.web.unsubscribe``), kept like the others."""
-    from pbem.web.unsubscribe import unsubscribe_link
-
+    """The signed one-click unsubscribe link (``pbem.mail.links``), kept like the others."""
     return unsubscribe_link(settings, player_id=player_id, game_id=game_id, seat=seat)
 
 

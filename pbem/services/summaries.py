@@ -29,6 +29,7 @@ from pbem.db.models import Game, InboundStatus, Move
 from pbem.engine import GameOver, GameState, Rules, trick_winner
 from pbem.mail import context as mc
 from pbem.mail.chart import PALETTE, hex_colour, score_chart_png
+from pbem.mail.links import replay_link
 from pbem.mail.reading import commands as cmd
 
 from .app import Services
@@ -86,8 +87,6 @@ class SummaryParts:
     stats: mc.GameStats
 
     def for_seat(self, svc: Services, game: Game, seat: int) -> mc.GameSummary:
-        from pbem.web.replay import replay_link
-
         return mc.GameSummary(winners=self.winners, totals=self.totals, chart=self.chart, colours=self.colours,
                               stats=self.stats, replay_url=replay_link(svc.settings, game.id, seat))
 

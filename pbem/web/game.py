@@ -1,6 +1,6 @@
 """``GET /game/<token>``: one seat's read-only page of a game, reached from its mails.
 
-The token (``pbem.web.links``) is the only credential, so the page is careful with it:
+The token (``pbem.mail.links``) is the only credential, so the page is careful with it:
 a token that does not verify, or names a game or seat that does not exist, is a plain
 404 (no hint of which); the response tells browsers not to send the URL on as a Referer,
 not to cache the page and robots not to index it.
@@ -15,11 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from pbem.db.models import Game, Move, Seat
+from pbem.mail.links import read_game_token
 from pbem.services.mailing import seat_names
 
 from .game_page import LoggedMove, build_page
 from .i18n import use_language
-from .links import read_game_token
 from .runtime import runtime
 
 __all__ = ["PRIVATE_HEADERS", "blueprint", "render_seat_page"]

@@ -1,6 +1,6 @@
 """``GET /game/<token>/replay``: every trick of every hand of a game, from a signed seat link.
 
-The link is the seat's game-page token (``pbem.web.links``): whoever holds it already sees what
+The link is the seat's game-page token (``pbem.mail.links``): whoever holds it already sees what
 that seat sees, so the replay needs no credential of its own. What it shows depends on whether
 the game is over:
 
@@ -21,23 +21,16 @@ from typing import Any
 
 from flask import Blueprint
 
-from pbem.config import Settings
 from pbem.engine import GameState, PassCards, Rules, apply, move_from_dict, seat_view
 
 from .game import render_seat_page
 from .game_page import HandLog, LoggedMove, visible_history
-from .links import game_token
 
-__all__ = ["ReplayHand", "ReplayPage", "blueprint", "build_replay", "replay_link"]
+__all__ = ["ReplayHand", "ReplayPage", "blueprint", "build_replay"]
 
 blueprint = Blueprint("replay", __name__)
 
 OVER_STATUSES = ("finished", "aborted")
-
-
-def replay_link(settings: Settings, game_id: int, seat: int) -> str:
-    """The absolute URL of the replay of game ``game_id`` as seat ``seat`` may see it."""
-    return f"{settings.base_url}/game/{game_token(settings.secret_key, game_id, seat)}/replay"
 
 
 @dataclass(frozen=True, slots=True)

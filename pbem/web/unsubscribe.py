@@ -1,9 +1,7 @@
 """One-click unsubscribe (RFC 8058) from a game's news mails, by a signed link.
 
-``unsubscribe_link(settings, game_id=…, seat=…, player_id=…)`` is the ``List-Unsubscribe`` URL of
-a news mail; without a game it names only the player (the daily digest's link, for all their
-games). The token is an itsdangerous signature with its own salt, so it can never pass for a
-game-page link or the other way round.
+The link is ``pbem.mail.links.unsubscribe_link`` (the ``List-Unsubscribe`` URL of a news mail);
+without a game it names only the player (the daily digest's link, for all their games).
 
 ``POST /unsubscribe/<token>`` is the one click: mail providers send ``List-Unsubscribe=One-Click``
 in a form body, and the page's own button sends the same. It switches the notifications to the
@@ -16,23 +14,24 @@ verify, or whose seat has changed hands, is a plain 404.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
 
 from flask import Blueprint, abort, current_app, render_template
-from itsdangerous import BadSignature, URLSafeSerializer
 from kombu.exceptions import KombuError
 
-from pbem.config import Settings
+from pbem.db.models import Player
+from pbem.db.session import transaction
+from pbem.mail.links import UnsubscribeTarget, read_unsubscribe_token
+from pbem.services.app import Services
+from pbem.services.digest import unsubscribe
+from workers.queueing import queue_outbound
 
 from .i18n import use_language
 from .runtime import WebRuntime, runtime
 
-__all__ = ["UNSUBSCRIBE_SALT", "UnsubscribeTarget", "blueprint", "read_unsubscribe_token", "unsubscribe_link"]
+__all__ = ["blueprint"]
 
 log = logging.getLogger("pbem.web")
 
-UNSUBSCRIBE_SALT = "pbem.web.unsubscribe.v1"
 _SERVICES_KEY = "pbem.unsubscribe.services"
 
 blueprint = Blueprint("unsubscribe", __name__)
@@ -47,46 +46,8 @@ PAGE_HEADERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class UnsubscribeTarget:
-    """One seat of one game for one player, or (``game_id`` None) all the player's games."""
-
-    player_id: int
-    game_id: int | None = None
-    seat: int | None = None
-
-
-def _serializer(secret_key: str) -> URLSafeSerializer:
-    return URLSafeSerializer(secret_key, salt=UNSUBSCRIBE_SALT)
-
-
-def unsubscribe_token(secret_key: str, *, player_id: int, game_id: int | None = None, seat: int | None = None) -> str:
-    payload = [int(player_id)] if game_id is None else [int(player_id), int(game_id), int(seat or 0)]
-    return _serializer(secret_key).dumps(payload)
-
-
-def unsubscribe_link(settings: Settings, *, player_id: int, game_id: int | None = None, seat: int | None = None) -> str:
-    token = unsubscribe_token(settings.secret_key, player_id=player_id, game_id=game_id, seat=seat)
-    return f"{settings.base_url}/unsubscribe/{token}"
-
-
-def read_unsubscribe_token(secret_key: str, token: str) -> UnsubscribeTarget | None:
-    try:
-        payload: Any = _serializer(secret_key).loads(token)
-    except BadSignature:
-        return None
-    if not isinstance(payload, list) or len(payload) not in (1, 3) or not all(
-            type(part) is int and part >= 0 for part in payload):
-        return None
-    if len(payload) == 1:
-        return UnsubscribeTarget(player_id=payload[0])
-    return UnsubscribeTarget(player_id=payload[0], game_id=payload[1], seat=payload[2])
-
-
-def _services(rt: WebRuntime) -> Any:
+def _services(rt: WebRuntime) -> Services:
     """The services (for composing the confirmation), built once per app on first use."""
-    from pbem.services.app import Services
-
     found = current_app.extensions.get(_SERVICES_KEY)
     if found is None:
         engine = rt.session_factory.kw["bind"]
@@ -103,8 +64,6 @@ def _target_or_404(rt: WebRuntime, token: str) -> UnsubscribeTarget:
 
 
 def _language(rt: WebRuntime, player_id: int) -> str | None:
-    from pbem.db.models import Player
-
     with rt.read_session_factory() as session:
         player = session.get(Player, player_id)
         if player is None:
@@ -122,9 +81,6 @@ def ask(token: str) -> tuple[str, int, dict[str, str]]:
 
 @blueprint.post("/unsubscribe/<token>")
 def one_click(token: str) -> tuple[str, int, dict[str, str]]:
-    from pbem.db.session import transaction
-    from pbem.services.digest import unsubscribe
-
     rt = runtime()
     target = _target_or_404(rt, token)
     svc = _services(rt)
@@ -143,8 +99,6 @@ def one_click(token: str) -> tuple[str, int, dict[str, str]]:
 
 def _queue(rt: WebRuntime, ids: list[int]) -> None:
     """Queue the committed confirmation for sending; if the broker is down the sweep sends it."""
-    from workers.queueing import queue_outbound
-
     try:
         queue_outbound(rt.celery(), ids)
     except (KombuError, OSError):

@@ -32,7 +32,7 @@ from pbem.engine import (
 )
 from pbem.mail.cards_display import card_text
 from pbem.web import create_app
-from pbem.web.links import game_link, game_token
+from pbem.mail.links import game_link, game_token
 from pbem.web.runtime import runtime
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")

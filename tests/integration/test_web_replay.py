@@ -14,8 +14,7 @@ from pbem.mail.cards_display import card_text
 from pbem.services.app import Services
 from pbem.services.gamestore import current_state, load_game
 from pbem.web import create_app
-from pbem.web.links import game_token
-from pbem.web.replay import replay_link
+from pbem.mail.links import game_token, replay_link
 from tests.harness.players import Received, choose
 from tests.integration.mailplay import Mailbox, answer, make_services, new_game
 
