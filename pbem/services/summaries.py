@@ -33,6 +33,7 @@ from pbem.mail.links import replay_link
 from pbem.mail.reading import commands as cmd
 
 from .app import Services
+from .game_views import LoggedMove, visible_history
 from .inbound import Outcome, SeatRequest, seat_command
 from .notify import send_to_seat
 
@@ -112,7 +113,6 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
                   ) -> tuple[mc.HistoryHand, ...]:
     """The hands of the game as ``seat`` may see them, for a ``history`` mail."""
     from pbem.mail.context import HandResult
-    from pbem.web.game_page import LoggedMove, visible_history
 
     from .mailing import hand_results
 

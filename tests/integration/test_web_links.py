@@ -9,7 +9,7 @@ from itsdangerous import URLSafeSerializer
 
 from pbem.config import Settings
 from pbem.engine import Rules
-from pbem.web.game_page import LoggedMove, visible_history
+from pbem.services.game_views import LoggedMove, visible_history
 from pbem.mail.links import GAME_LINK_SALT, SeatLink, game_link, game_token, read_game_token
 
 SECRET = "links-secret"

@@ -1,0 +1,312 @@
+"""What one seat's game page and its replay show, as plain values, and the reading of them.
+
+The builders are pure (plain values in, the page's values out: no Flask, no database);
+:func:`seat_page` reads a game, its seats and its move log in the caller's session and calls one
+of them.  The web front (``pbem.web.game``, ``pbem.web.replay``) only renders what they return.
+
+The game page has two sources, both filtered to what the seat may know:
+
+* the engine's ``seat_view`` of the current state (own hand, the trick on the table, the
+  last trick, totals, hand-by-hand results);
+* the move log, for the history of play: every card played is seen by the whole table,
+  and so is a moon choice; of the passes a seat sees only its own cards (that the others
+  have passed, not what); of a deal, nothing (the log keeps the whole deck).
+
+Moves of a kind this module does not know are left out rather than shown raw: a new kind
+of move must be taught here before the page reveals anything of it.
+
+The replay shows every trick of every hand of a game. What it shows depends on whether the game
+is over:
+
+* while the game is on, only what the seat may see (:func:`visible_history`): every trick
+  played, its own passes, the results;
+* once it is over (finished, or called off), everything: each hand's deal as dealt, every
+  seat's pass, every trick and result, so the players can go over the game together.
+
+The hands as dealt come from replaying the move log through the engine (the log holds each
+deal's whole deck), never from a second record of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from pbem.db.models import Game, Move, Seat
+from pbem.engine import GameState, PassCards, Rules, apply, card_points, move_from_dict, seat_view, trick_winner
+from pbem.mail.cards_display import group_by_suit
+
+from .mailing import seat_names
+
+__all__ = [
+    "OVER_STATUSES",
+    "GamePage",
+    "HandLog",
+    "LoggedMove",
+    "ReplayHand",
+    "ReplayPage",
+    "SeatPage",
+    "TrickLog",
+    "build_page",
+    "build_replay",
+    "seat_page",
+    "visible_history",
+]
+
+OVER_STATUSES = ("finished", "aborted")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMove:
+    """One row of the move log, as the page reads it."""
+
+    kind: str
+    seat: int | None
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TrickLog:
+    number: int
+    leader: int
+    plays: tuple[tuple[int, str], ...]  # (seat, card) in playing order
+    winner: int | None  # None while the trick is on the table
+    points: int | None
+
+
+@dataclass(slots=True)
+class HandLog:
+    number: int
+    pass_direction: str
+    passed: tuple[str, ...] | None = None  # this seat's own pass
+    seats_passed: int = 0  # how many seats have passed (not what)
+    tricks: list[TrickLog] = field(default_factory=list)
+    moon_choices: list[tuple[int, str]] = field(default_factory=list)
+    result: Mapping[str, Any] | None = None  # the view's history entry once scored
+
+
+def visible_history(
+    moves: Iterable[LoggedMove], *, seat: int, rules: Rules, results: Sequence[Mapping[str, Any]] = ()
+) -> list[HandLog]:
+    """The hands so far as ``seat`` may see them, oldest first."""
+    players = rules.players
+    table = rules.table
+    hands: list[HandLog] = []
+
+    def trick_points(rules: Rules, cards: list[str]) -> int:
+        """What the trick scores its taker: penalty points, and the bonus card's bonus (Omnibus JD)."""
+        bonus = rules.jd_bonus if rules.jd_bonus and rules.bonus_card in cards else 0
+        return card_points(rules, cards) + bonus
+
+    plays: list[tuple[int, str]] = []
+
+    def close_trick(force: bool) -> None:
+        if not hands or not plays or (len(plays) < players and not force):
+            return
+        hand = hands[-1]
+        complete = len(plays) == players
+        leader = plays[0][0]
+        cards = [card for _, card in plays]
+        hand.tricks.append(
+            TrickLog(
+                number=len(hand.tricks) + 1,
+                leader=leader,
+                plays=tuple(plays),
+                winner=trick_winner(cards, leader, players) if complete else None,
+                points=trick_points(rules, cards) if complete else None,
+            )
+        )
+        plays.clear()
+
+    for move in moves:
+        payload = move.payload
+        mover = move.seat if move.seat is not None else payload.get("seat")
+        if move.kind == "deal":
+            close_trick(force=True)
+            number = len(hands) + 1
+            direction = payload.get("pass_direction") or table.pass_direction(number)
+            hands.append(HandLog(number=number, pass_direction=str(direction)))
+        elif not hands:
+            continue  # nothing is played before the first deal
+        elif move.kind == "pass":
+            hands[-1].seats_passed += 1
+            if mover == seat:
+                hands[-1].passed = tuple(str(c) for c in payload.get("cards", ()))
+        elif move.kind == "play" and isinstance(mover, int):
+            plays.append((mover, str(payload["card"])))
+            close_trick(force=False)
+        elif move.kind == "moon" and isinstance(mover, int):
+            hands[-1].moon_choices.append((mover, str(payload.get("choice", ""))))
+    close_trick(force=True)
+    for hand, result in zip(hands, results):
+        hand.result = result
+    return hands
+
+
+@dataclass(frozen=True, slots=True)
+class GamePage:
+    """Everything ``templates/web/game.html`` reads."""
+
+    game_id: int
+    seat: int
+    status: str
+    names: tuple[str, ...]
+    rules: Mapping[str, Any]
+    view: Mapping[str, Any] | None  # None until the first deal
+    hand_by_suit: tuple[tuple[str, tuple[str, ...]], ...]
+    hands: tuple[HandLog, ...]
+    my_turn: bool
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+
+def build_page(
+    *,
+    game_id: int,
+    seat: int,
+    status: str,
+    names: Sequence[str],
+    snapshot: Mapping[str, Any] | None,
+    rules: Mapping[str, Any],
+    moves: Iterable[LoggedMove],
+) -> GamePage:
+    """The page of ``seat``: the engine's view of the snapshot plus the visible log."""
+    if snapshot is None:
+        return GamePage(
+            game_id=game_id, seat=seat, status=status, names=tuple(names), rules=rules,
+            view=None, hand_by_suit=(), hands=(), my_turn=False,
+        )
+    state = GameState.from_dict(dict(snapshot))
+    view = seat_view(state, seat)
+    hands = visible_history(moves, seat=seat, rules=state.rules, results=view["history"])
+    return GamePage(
+        game_id=game_id,
+        seat=seat,
+        status=status,
+        names=tuple(names),
+        rules=state.rules.to_dict(),
+        view=view,
+        hand_by_suit=tuple((suit, tuple(cards)) for suit, cards in group_by_suit(view["hand"])),
+        hands=tuple(hands),
+        my_turn=seat in view["to_act"],
+    )
+
+
+# --- the replay -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayHand:
+    log: HandLog
+    #: Once the game is over: each seat's cards as dealt, and what each seat passed.
+    dealt: tuple[tuple[str, ...], ...] = ()
+    passes: tuple[tuple[str, ...] | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPage:
+    """Everything ``templates/web/replay.html`` reads."""
+
+    game_id: int
+    seat: int
+    status: str
+    names: tuple[str, ...]
+    rules: Mapping[str, Any]
+    over: bool
+    hands: tuple[ReplayHand, ...]
+    totals: tuple[int, ...]
+    winners: tuple[int, ...]
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+
+def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[tuple[tuple[tuple[str, ...], ...],
+                                                                                 list[tuple[str, ...] | None]]]:
+    """Per hand: every seat's cards as dealt, and every seat's pass (engine replay of the log)."""
+    state = GameState.new(rules)
+    hands: list[tuple[tuple[tuple[str, ...], ...], list[tuple[str, ...] | None]]] = []
+    for logged in moves:
+        move = move_from_dict(dict(logged.payload))
+        state, _events = apply(state, move)
+        if logged.kind == "deal":
+            dealt = tuple(tuple(state.hand(s)) for s in range(rules.players))
+            hands.append((dealt, [None] * rules.players))
+        elif isinstance(move, PassCards) and hands:
+            hands[-1][1][move.seat] = tuple(move.cards)
+    return hands
+
+
+def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], snapshot: Mapping[str, Any] | None,
+                 rules: Mapping[str, Any], moves: Iterable[LoggedMove]) -> ReplayPage:
+    """The replay page of ``seat`` (pure: no Flask, no database)."""
+    game_rules = Rules.from_dict(dict(rules))
+    moves = list(moves)
+    state = GameState.from_dict(dict(snapshot)) if snapshot is not None else GameState.new(game_rules)
+    over = status in OVER_STATUSES or (snapshot is not None and state.is_over)
+    view = seat_view(state, seat) if snapshot is not None else {"history": []}
+    logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"])
+    extra = _deals_and_passes(game_rules, moves) if over else []
+    hands = tuple(
+        ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1])) if k < len(extra) else ReplayHand(log=log)
+        for k, log in enumerate(logs)
+    )
+    return ReplayPage(game_id=game_id, seat=seat, status=status, names=tuple(names), rules=game_rules.to_dict(),
+                      over=over, hands=hands, totals=tuple(state.totals),
+                      winners=tuple(state.winners or ()) if state.is_over else ())
+
+
+# --- reading a seat's page ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPage:
+    """A built page, and the language of the seat's player (None when unknown)."""
+
+    page: object
+    language: str | None
+
+
+def seat_page(session: Session, *, game_id: int, seat: int, build: Callable[..., object]) -> SeatPage | None:
+    """The page of ``seat`` of game ``game_id``, built by ``build`` (:func:`build_page` or
+    :func:`build_replay`); None when there is no such game or no such seat.
+
+    The game, its seats and its move log are read in ``session``, and ``build`` is called with
+    ``game_id``, ``seat``, ``status``, ``names``, ``snapshot``, ``rules`` and ``moves``.
+    """
+    game = session.scalars(
+        select(Game)
+        .where(Game.id == game_id)
+        .options(selectinload(Game.seats).selectinload(Seat.player))
+    ).one_or_none()
+    if game is None:
+        return None
+    seats = sorted(game.seats, key=lambda s: s.seat)
+    own = next((s for s in seats if s.seat == seat), None)
+    if own is None:
+        return None
+    moves = [
+        LoggedMove(kind=kind, seat=mover, payload=payload)
+        for kind, mover, payload in session.execute(
+            select(Move.kind, Move.seat, Move.payload)
+            .where(Move.game_id == game.id)
+            .order_by(Move.seq)
+        )
+    ]
+    page = build(
+        game_id=game.id,
+        seat=seat,
+        status=str(game.status),
+        names=seat_names(seats),
+        snapshot=game.snapshot,
+        rules=game.rules,
+        moves=moves,
+    )
+    return SeatPage(page=page, language=own.player.language if own.player is not None else None)
