@@ -18,7 +18,7 @@ from pbem.config import Settings
 from pbem.resources import templates_dir
 from pbem.services.clock import Clock
 
-from . import cards
+from . import cards, devmail, game, health, inbound, replay, unsubscribe
 from .i18n import WebTranslations, install_i18n, use_language
 from .runtime import EXTENSION_KEY, WebRuntime
 
@@ -60,8 +60,6 @@ def create_app(
     app.extensions[EXTENSION_KEY] = rt
     install_i18n(app, WebTranslations(settings.default_language))
     cards.install_filters(app)
-
-    from . import devmail, game, health, inbound, replay, unsubscribe
 
     app.register_blueprint(inbound.blueprint)
     app.register_blueprint(health.blueprint)

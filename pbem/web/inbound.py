@@ -66,6 +66,7 @@ from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDeco
 from pbem.db.models import InboundSource, WebhookNonce
 from pbem.db.session import transaction
 from pbem.services.intake import envelope_address_problem, store_inbound
+from workers.queueing import queue_inbound
 
 from .runtime import WebRuntime, runtime
 from .signatures import (
@@ -213,8 +214,6 @@ def _queue(rt: WebRuntime, ids: list[int]) -> None:
     """Queue stored rows for the workers.  The rows are committed, so the sender is
     told "stored" whatever happens here; a row that could not be queued stays
     ``pending`` and the periodic sweep queues it."""
-    from workers.queueing import queue_inbound
-
     try:
         queue_inbound(rt.celery(), ids)
     except (KombuError, OSError):  # the broker is down or refused: the sweep re-queues
