@@ -184,7 +184,7 @@ def tick(self: Task) -> dict[str, int]:
     daily digests (``pbem.services.deadlines.tick``, one transaction per game), then ONE
     ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``PBEM_TICK_SECONDS``;
     running it twice does each step once (the seats record what was done)."""
-    from pbem.services.deadlines import tick as run_tick
+    from pbem.services.tick import tick as run_tick
 
     svc = self.app.services()
     outbound_ids = run_tick(svc)

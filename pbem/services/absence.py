@@ -1,4 +1,4 @@
-"""Absent players (issue 4): the deadline policies, taking a seat back, vacations, substitutes.
+"""Absent players (README, "Time"): the deadline policies, vacations, substitutes' answers.
 
 **After a deadline and its grace period** (:func:`apply_absence_policy`, from the tick), by the
 game's ``absence_policy``:
@@ -14,11 +14,8 @@ game's ``absence_policy``:
   The substitute gets an invitation (``invitations.kind = "substitute"``) and, on accepting,
   inherits the seat as it is: hand, points and all.
 
-**Taking a seat back** (:func:`take_seat_back`, called by the inbound routing for every verified
-mail to a seat that has a ``stand_in``): any mail from the player to their seat address ends the
-stand-in (and a pending substitute invitation for it). A move that answers the current decision
-then counts as usual; anything else gets a ``seat_back`` mail with the table, and commands other
-than a stale move are still carried out.
+**Taking a seat back** (any mail from the player to their seat address ends the stand-in) is the
+mail command :func:`pbem.services.commands.absence.take_seat_back`.
 
 **Vacations** (``vacation until 12 December``, ``férias até 5 de janeiro``, ``concediu până pe 3
 martie``, ``vacation for 2 weeks``; ``vacation off`` ends one): the date is read by ``dateparser``
@@ -34,26 +31,19 @@ then cancels it, and a new plan replaces the old one. Each player has
 asking for more is refused with a mail that says how many are left. A vacation ends at its date
 (the tick), by ``vacation off``, or when the player writes to a seat a computer player holds for
 them (coming back early); days not used return to the allowance.
-
-**Time zone** (``timezone Europe/Lisbon``): the zone the player's mails show times in (deadlines,
-"waiting since") and in which their vacation dates are read; an IANA name, in any case, spaces
-for underscores.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
-import re
-import secrets
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -73,63 +63,28 @@ from pbem.db.models import (
 from pbem.db.session import transaction
 from pbem.engine import GameState
 from pbem.mail import context as mc
-from pbem.mail.addresses import make_invite_address
 from pbem.mail.notation import fold
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail
 
 from .app import Services
+from .creator import pause_game, resume_game
 from .deadlines import deadline_for, start_waiting, stop_waiting, waits_for_person
 from .games import get_or_create_player, settle
 from .gamestore import current_state, load_game
-from .inbound import SEAT_COMMANDS, Outcome, ReceivedRow, SeatRequest, seat_command
-from .mailing import game_context, queue_mail, recipient_for, seat_name
-from .notify import decision_kind, has_person
-from .turns import STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, Turn, begin_turn
+from .mailing import seat_name
+from .notify import decision_kind
+from .reading import read_command
+from .requests import Outcome, ReceivedRow, SeatRequest
+from .substitutes import expire_substitute_invitations
+from .table import creator_seat, sorted_seats, tell, tell_player, tell_table
+from .turns import PAUSED_FOR, STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, Turn, begin_turn
 
 log = logging.getLogger("pbem.worker")
 
-#: ``seat.stand_in`` of the seat whose absence paused the game (no bot plays: the game waits).
-PAUSED_FOR = "paused"
 VACATION_DAYS_PER_YEAR = 30
 #: A vacation may be announced at most this far ahead.
 LONGEST_VACATION = timedelta(days=366)
-MOVES = (cmd.Play, cmd.Pass, cmd.MoonChoice)
-
-
-# -- telling the table ------------------------------------------------------------------------------
-
-
-def tell(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
-         detail: object, now: datetime, inbound_id: int | None = None) -> list[OutboundMessage]:
-    """One mail about ``game`` to the person in ``seat``, with what that seat may see."""
-    ctx = mc.MailContext(recipient=recipient_for(seat.player, svc), detail=detail,  # type: ignore[arg-type]
-                         game=game_context(svc, game, seats, state, seat.seat))
-    row = queue_mail(session, svc, ctx, player=seat.player, game=game, now=now, inbound_id=inbound_id)
-    return [row] if row is not None else []
-
-
-def tell_table(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,
-               detail: object, now: datetime, inbound_id: int | None = None,
-               skip: frozenset[int] = frozenset()) -> list[OutboundMessage]:
-    """The same news to every person at the table (but the seats in ``skip``)."""
-    mails: list[OutboundMessage] = []
-    for seat in seats:
-        if has_person(seat) and seat.seat not in skip:
-            mails += tell(session, svc, game, seats, state, seat, detail, now, inbound_id)
-    return mails
-
-
-def tell_player(session: Session, svc: Services, player: Player, detail: object, now: datetime,
-                game: Game | None = None, inbound_id: int | None = None) -> list[OutboundMessage]:
-    """A mail without a table view (the player has no seat to see from, or it is about no game)."""
-    ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail)  # type: ignore[arg-type]
-    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id)
-    return [row] if row is not None else []
-
-
-def sorted_seats(game: Game) -> list[Seat]:
-    return sorted(game.seats, key=lambda s: s.seat)
 
 
 # -- the policies -------------------------------------------------------------------------------------
@@ -138,8 +93,6 @@ def sorted_seats(game: Game) -> list[Seat]:
 def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat,
                          now: datetime) -> list[OutboundMessage]:
     """The seat's deadline and grace period have passed: apply the game's policy."""
-    from .creator import pause_game
-
     seats = sorted_seats(game)
     state = current_state(game)
     deadline = seat.deadline_at
@@ -159,13 +112,6 @@ def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat
     return settle(session, svc, begin_turn(game, seats, state, now), before_news=notices)
 
 
-def creator_seat(game: Game, seats: list[Seat]) -> Seat | None:
-    """The creator's own seat at the table, if they play (mails to them need a seat to show)."""
-    if game.creator_id is None:
-        return None
-    return next((s for s in seats if s.player_id == game.creator_id and has_person(s)), None)
-
-
 def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,
                                seat: Seat, now: datetime) -> list[OutboundMessage]:
     mine = creator_seat(game, seats)
@@ -176,77 +122,8 @@ def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seat
     return tell(session, svc, game, seats, state, mine, mc.SubstituteWanted(seat=seat.seat), now)
 
 
-# -- taking a seat back ----------------------------------------------------------------------------------
-
-
-#: What a returning player's mail may say that the ``seat_back`` mail answers by itself: a card for
-#: a decision the computer player made meanwhile, text like "I'm back!", ``status``, ``help``.
-ANSWERED_BY_SEAT_BACK = (*MOVES, cmd.Unreadable, cmd.Ambiguous, cmd.Status, cmd.Help)
-
-
-def take_seat_back(request: SeatRequest) -> Outcome:
-    """A verified mail to a seat a computer player holds (or whose absence paused the game): the
-    stand-in ends (a vacation ends early, a pause for this seat ends), then a move for the current
-    decision is applied, other commands are carried out, and anything else is answered by the
-    ``seat_back`` mail (the resumed game's mail when the game was paused for this seat)."""
-    from .creator import resume_game
-
-    session, svc, game, seat, now = request.session, request.svc, request.game, request.seat, request.now
-    command, inbound_id = request.command, request.row.id
-    reason = seat.stand_in
-    mails: list[OutboundMessage] = []
-    if reason == STAND_IN_VACATION:
-        if isinstance(command, cmd.Vacation):
-            return _dispatch(request)  # a new date, or "vacation off": the vacation's own business
-        mails += end_vacation(session, svc, request.owner, now, early=True, inbound_id=inbound_id)
-    else:
-        seat.stand_in = None
-        expire_substitute_invitations(session, game, seat)
-    if reason == PAUSED_FOR and game.status == GameStatus.PAUSED and not any(s.stand_in == PAUSED_FOR for s in game.seats):
-        mails += resume_game(session, svc, game, now, detail=mc.GameResumed(by="return", seat=seat.seat),
-                             inbound_id=inbound_id)
-    elif game.status == GameStatus.ACTIVE and seat.seat in request.state.seats_to_act() and waits_for_person(seat):
-        start_waiting(game, seat, now)  # a fresh deadline for the decision they came back to
-    state = current_state(game)
-    current_move = (isinstance(command, MOVES) and request.token.decision == seat.decisions
-                    and game.status == GameStatus.ACTIVE)
-    if not current_move and reason != PAUSED_FOR:
-        mails += tell(session, svc, game, sorted_seats(game), state, seat, mc.SeatBack(), now, inbound_id)
-    if current_move or (type(command) in SEAT_COMMANDS and not isinstance(command, ANSWERED_BY_SEAT_BACK)):
-        request.state = state
-        outcome = _dispatch(request)
-        outcome.mails[:0] = mails
-        outcome.details["seat_taken_back"] = reason
-        return outcome
-    return Outcome(InboundStatus.DONE, "SEAT_TAKEN_BACK", {**request.base, "stand_in": reason}, mails)
-
-
-def _dispatch(request: SeatRequest) -> Outcome:
-    """Carry out the mail's command as the inbound routing would."""
-    from .inbound import _unknown_command
-
-    handler, needs_active = SEAT_COMMANDS.get(type(request.command), (_unknown_command, True))
-    if needs_active and (request.game.status != GameStatus.ACTIVE or request.seat.status != SeatStatus.JOINED):
-        return request.reject("GAME_NOT_ACTIVE", status=str(request.game.status))
-    return handler(request)
-
-
-def expire_substitute_invitations(session: Session, game: Game, seat: Seat, keep: int | None = None) -> None:
-    for inv in session.scalars(select(Invitation).where(
-            Invitation.game_id == game.id, Invitation.seat == seat.seat, Invitation.kind == "substitute",
-            Invitation.status == InvitationStatus.PENDING)):
-        if inv.id != keep:
-            inv.status = InvitationStatus.EXPIRED
-
-
 # -- vacations -------------------------------------------------------------------------------------------
 
-#: ``vacation off`` and its friends (folded).
-OFF_WORDS = frozenset({
-    "off", "end", "over", "back", "cancel", "stop", "none", "no", "done", "i am back", "im back",
-    "fim", "acabou", "voltei", "cancelar", "nao", "terminar", "terminou",
-    "gata", "terminat", "anulat", "anulez", "am revenit", "revenit", "inapoi", "stop concediu",
-})
 #: Words that may come before the date ("until", "for", "pe"…), folded.
 _LEADING = frozenset({"until", "till", "to", "ate", "pana", "pina", "la", "pe", "for", "por", "durante",
                       "pentru", "timp", "de", "the", "o", "a", "as", "os", "na", "no", "em", "in"})
@@ -264,7 +141,7 @@ def parse_vacation_start(text: str, now: datetime, timezone: str) -> datetime | 
 
 
 def _parse_vacation_date(text: str, now: datetime, timezone: str, *, end: bool) -> datetime | None:
-    from dateparser.date import DateDataParser
+    from dateparser.date import DateDataParser  # a third-party package slow to import: when first needed
 
     words = text.split()
     while words and fold(words[0]).strip(".,:;") in _LEADING:
@@ -495,119 +372,12 @@ def end_due_vacations(svc: Services, now: datetime) -> list[int]:
                                                          Player.vacation_until <= now).order_by(Player.id), end)
 
 
-@seat_command(cmd.Vacation)
-def vacation_command(request: SeatRequest) -> Outcome:
-    """``vacation until <date>`` / ``vacation for <time>`` / ``vacation off``."""
-    session, svc, player, now = request.session, request.svc, request.owner, request.now
-    text = request.command.until.strip()
-    if " ".join(re.findall(r"[a-z]+", fold(text))) in OFF_WORDS:
-        if player.vacation_until is None:
-            planned = upcoming_absences(session, player, now)
-            if not planned:
-                return request.reject("NOT_ON_VACATION")
-            for absence in planned:  # "vacation off" before a planned vacation began: it is cancelled
-                session.delete(absence)
-            session.flush()
-            return request.answer(mc.VacationNoted(until=None, days_left=days_left(session, player, now),
-                                                   starts=planned[0].starts_at, cancelled=True),
-                                  "VACATION_CANCELLED")
-        mails = end_vacation(session, svc, player, now, early=True, inbound_id=request.row.id, confirm_in=request)
-        return Outcome(InboundStatus.DONE, "VACATION_ENDED", request.base, mails)
-    zone = player.timezone or "UTC"
-    starts = parse_vacation_start(request.command.starts, now, zone) if request.command.starts else None
-    if request.command.starts and starts is None:
-        return request.reject("VACATION_DATE", text=request.command.starts)
-    until = parse_vacation_end(text, max(starts or now, now), zone) if text else None
-    if until is None:
-        return request.reject("VACATION_DATE", text=text)
-    if starts is not None and starts > now:
-        try:
-            plan_vacation(session, player, starts, until, now)
-        except VacationRefused as refused:
-            return request.reject(refused.code, text=f"{request.command.starts} – {text}", **refused.details)
-        return request.answer(mc.VacationNoted(until=until, days_left=days_left(session, player, now), starts=starts),
-                              "VACATION_PLANNED", starts=starts.isoformat(), until=until.isoformat())
-    try:
-        mails = start_vacation(session, svc, player, until, now, inbound_id=request.row.id)
-    except VacationRefused as refused:
-        return request.reject(refused.code, text=text, **refused.details)
-    mails += request.reply(mc.VacationNoted(until=until, days_left=days_left(session, player, now)))
-    return Outcome(InboundStatus.DONE, "VACATION_SET", {**request.base, "until": until.isoformat()}, mails)
-
-
-# -- the player's time zone --------------------------------------------------------------------------------
-
-
-@functools.cache
-def _zones() -> dict[str, str]:
-    zones = {zone.lower(): zone for zone in available_timezones()}
-    zones.update({"utc": "UTC", "gmt": "UTC", "z": "UTC"})
-    return zones
-
-
-def find_zone(text: str) -> str | None:
-    """The IANA zone ``text`` names (``europe/lisbon``, ``America/Sao Paulo``), or None."""
-    return _zones().get("_".join(text.split()).lower()) if text.strip() else None
-
-
-@seat_command(cmd.TimeZone)
-def time_zone_command(request: SeatRequest) -> Outcome:
-    zone = find_zone(request.command.zone)
-    if zone is None:
-        return request.reject("BAD_TIMEZONE", text=request.command.zone)
-    request.owner.timezone = zone
-    return request.answer(mc.TimeZoneSet(zone=zone, now=request.now), "TIMEZONE_SET", zone=zone)
-
-
 # -- substitutes ------------------------------------------------------------------------------------------
-
-
-class SubstituteRefused(ValueError):
-    def __init__(self, code: str, **details: object) -> None:
-        super().__init__(code)
-        self.code = code
-        self.details = details
-
-
-def invite_substitute(session: Session, svc: Services, game: Game, seat: Seat, address: str, now: datetime, *,
-                      by: Player | None, inbound_id: int | None = None) -> list[OutboundMessage]:
-    """Offer ``seat`` to ``address`` (a ``substitute`` invitation, replacing any earlier one)."""
-    address = address.strip().lower()
-    seats, state = sorted_seats(game), current_state(game)
-    if any(s.player is not None and s.player.address == address for s in seats):
-        raise SubstituteRefused("ALREADY_PLAYING", address=address)
-    if by is not None:
-        today = session.scalar(select(func.count()).select_from(Invitation).where(
-            Invitation.invited_by == by.id, Invitation.created_at >= now - timedelta(days=1))) or 0
-        if today >= svc.settings.invites_per_day:
-            raise SubstituteRefused("RATE_LIMITED", limit=svc.settings.invites_per_day)
-    invitee = get_or_create_player(session, address, None, now, language=svc.settings.default_language)
-    inv = Invitation(game_id=game.id, seat=seat.seat, address=address, kind="substitute",
-                     token=f"sub.{game.id}.{seat.seat}.{secrets.token_hex(8)}",
-                     invited_by=by.id if by is not None else None, created_at=now)
-    session.add(inv)
-    session.flush()
-    expire_substitute_invitations(session, game, seat, keep=inv.id)
-    inviter = by.display_name or by.address if by is not None else ""
-    detail = mc.SubstituteInvitation(
-        game_id=game.id, inviter_name=inviter, inviter_address=by.address if by is not None else "",
-        absent_name=seat_name(seat), players=tuple(seat_name(s) for s in seats if s.seat != seat.seat),
-        reply_address=make_invite_address(svc.settings.secret_key, svc.settings.mail_domain, inv.id),
-        hand_number=state.hand_no, points=state.totals[seat.seat], rules=game.rules)
-    mails = tell_player(session, svc, invitee, detail, now, game=game, inbound_id=inbound_id)
-    mine = creator_seat(game, seats)
-    if by is not None and mine is not None and mine.player_id == by.id:
-        mails += tell(session, svc, game, seats, state, mine, mc.SubstituteWanted(seat=seat.seat, invited=address),
-                      now, inbound_id)
-    return mails
 
 
 def answer_substitute_invitation(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                                  inv: Invitation, now: datetime) -> Outcome:
     """The invitee answered a ``substitute`` invitation (the sender is already checked)."""
-    from .creator import resume_game
-    from .inbound import _read_command
-
     game = load_game(session, inv.game_id)
     invitee = get_or_create_player(session, inv.address, mail.from_name or None, now,
                                    language=svc.settings.default_language)
@@ -618,7 +388,7 @@ def answer_substitute_invitation(session: Session, svc: Services, row: ReceivedR
         mails = tell_player(session, svc, invitee, mc.RequestRejected("SUBSTITUTE_CLOSED", {"game": game.id}), now,
                             game=game, inbound_id=row.id)
         return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", details, mails)
-    command = _read_command(mail, expected="invitation", pass_count=3)
+    command = read_command(mail, expected="invitation", pass_count=3)
     inviter = session.get(Player, inv.invited_by) if inv.invited_by is not None else None
     if isinstance(command, cmd.Decline):
         inv.status = InvitationStatus.DECLINED

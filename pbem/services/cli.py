@@ -236,8 +236,8 @@ def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
 
 
 def _seat(game_row: Any, text: str) -> Any:
-    from .absence import sorted_seats
     from .creator import CreatorRefused, find_seat
+    from .table import sorted_seats
 
     seat = find_seat(sorted_seats(game_row), text, first=0)
     if seat is None:
@@ -307,7 +307,7 @@ def replace(settings: Settings, game_id: int, seat: str, address: str) -> None:
 def tick_command(settings: Settings) -> None:
     """Run the time-driven work once (reminders, deadline policies, vacations, digests)."""
     from .app import Services
-    from .deadlines import tick
+    from .tick import tick
 
     require_migrated(settings)
     with Services.from_settings(settings) as svc:

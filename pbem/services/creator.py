@@ -1,8 +1,8 @@
-"""The game creator's commands (issue 4 §8): pause, resume, extend a deadline, replace a player, abort.
+"""The game creator's commands (README, "Time"): pause, resume, extend a deadline, replace a player, abort.
 
-By mail, from the creator's address to their own seat's address in that game (``pause``,
-``resume``, ``extend 24h``, ``extend Bob``, ``extend Bob 2d``, ``replace Bob ana@example.org``,
-``abort``); anyone else sending them gets a ``NOT_THE_CREATOR`` refusal and nothing changes. On the
+By mail (:mod:`pbem.services.commands.creator`), from the creator's address to their own seat's
+address in that game (``pause``, ``resume``, ``extend 24h``, ``extend Bob``, ``extend Bob 2d``,
+``replace Bob ana@example.org``, ``abort``); anyone else sending them gets a ``NOT_THE_CREATOR`` refusal and nothing changes. On the
 command line, the operator may do the same to any game (``pbem game pause|resume|extend|replace|
 abort``). In a mail, a player is named by their name as the mails show it, their address, or their
 seat's number in playing order (1 first); on the command line by the seat number of ``pbem game
@@ -14,7 +14,7 @@ show`` (0 first) or the address.
   for) by ``time`` (default: the game's deadline hours), counted from the later of the old deadline
   and now; everyone is told. The reminders restart for the new deadline.
 - ``replace <player> <address>``: the seat is offered to ``address`` by a substitute invitation
-  (:func:`pbem.services.absence.invite_substitute`); the player keeps it until the substitute
+  (:func:`pbem.services.substitutes.invite_substitute`); the player keeps it until the substitute
   accepts.
 - ``abort``: the game ends without a result; everyone is told, with the scores at that point.
 """
@@ -28,21 +28,20 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, GameStatus, InboundStatus, Invitation, InvitationStatus, OutboundMessage, Player, Seat
+from pbem.db.models import Game, GameStatus, Invitation, InvitationStatus, OutboundMessage, Player, Seat
 from pbem.mail import context as mc
 from pbem.mail.notation import fold
 from pbem.mail.compose import can_address
-from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.clean import find_addresses
 
-from .absence import PAUSED_FOR, SubstituteRefused, invite_substitute, sorted_seats, tell_table
 from .app import Services
 from .deadlines import add_hours, duration_hours, reminder_at, stop_waiting
 from .games import settle
 from .gamestore import current_state
-from .inbound import Outcome, SeatRequest, seat_command
 from .mailing import seat_name
-from .turns import begin_turn
+from .substitutes import SubstituteRefused, invite_substitute
+from .table import sorted_seats, tell_table
+from .turns import PAUSED_FOR, begin_turn
 
 
 class CreatorRefused(ValueError):
@@ -247,35 +246,3 @@ def parse_replace(text: str, seats: list[Seat]) -> tuple[Seat, str]:
     if seat is None or seat.player is None or not can_address(address):
         raise CreatorRefused("BAD_REPLACE", text=text)
     return seat, address
-
-
-# -- by mail --------------------------------------------------------------------------------------------------
-
-
-@seat_command(cmd.Pause, cmd.Resume, cmd.Abort, cmd.Extend, cmd.Replace)
-def creator_command(request: SeatRequest) -> Outcome:
-    """The creator's commands, from the creator's own seat; anyone else is refused."""
-    game, command, owner = request.game, request.command, request.owner
-    if game.creator_id is None or game.creator_id != owner.id:
-        return request.reject("NOT_THE_CREATOR")
-    session, svc, now, inbound_id = request.session, request.svc, request.now, request.row.id
-    seats = sorted_seats(game)
-    try:
-        if isinstance(command, cmd.Pause):
-            code, mails = "GAME_PAUSED", pause_game(session, svc, game, now, by=owner, inbound_id=inbound_id)
-        elif isinstance(command, cmd.Resume):
-            code, mails = "GAME_RESUMED", resume_game(session, svc, game, now, by=owner, inbound_id=inbound_id)
-        elif isinstance(command, cmd.Abort):
-            code, mails = "GAME_ABORTED", abort_game(session, svc, game, now, by=owner, inbound_id=inbound_id)
-        elif isinstance(command, cmd.Extend):
-            seat, hours = parse_extend(command.text, seats)
-            code, mails = "DEADLINE_EXTENDED", extend_deadline(session, svc, game, now, seat=seat, hours=hours,
-                                                               by=owner, inbound_id=inbound_id)
-        else:
-            seat, address = parse_replace(command.text, seats)
-            code, mails = "SUBSTITUTE_INVITED", replace_player(session, svc, game, now, seat=seat, address=address,
-                                                               by=owner, inbound_id=inbound_id)
-    except CreatorRefused as refused:
-        return request.reject(refused.code, **refused.details)
-    session.flush()
-    return Outcome(InboundStatus.DONE, code, request.base, mails)

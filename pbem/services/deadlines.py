@@ -1,4 +1,4 @@
-"""Deadlines of long games (issue 4): by when a seat must decide, the reminders, and the tick.
+"""Deadlines of long games (README, "Time"): by when a seat must decide, and the reminders.
 
 When the game starts waiting for a seat's decision (:func:`update_waiting`, which
 ``games.settle`` calls after every turn), the seat gets ``waiting_since`` = now and
@@ -8,7 +8,7 @@ players of one game often live in different zones, and one deadline for the whol
 easiest to explain (mails still show it in each reader's own zone). A player on vacation in a game
 whose absence policy is not ``bot`` has their deadlines counted from the end of the vacation.
 
-:func:`tick` (the ``pbem.tick`` task, queued by Celery beat every minute) then takes, for each
+:func:`pbem.services.tick.tick` (the ``pbem.tick`` task, queued by Celery beat every minute) then takes, for each
 seat with a deadline, the one step that is due, each exactly once (``reminders_sent`` counts them):
 
 1. ``reminder_hours`` before the deadline: a ``reminder`` mail (stage ``before``);
@@ -29,29 +29,23 @@ Time comes only from ``svc.clock``.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.exc import StaleDataError
 
 from pbem.db.models import Game, GameStatus, OutboundMessage, Seat, SeatStatus
-from pbem.db.session import transaction
 from pbem.engine import OVER, GameState
 from pbem.mail import context as mc
 from pbem.mail.notation import fold
 
 from .app import Services
+from .gamestore import current_state
 from .mailing import game_context, queue_mail, recipient_for
 from .turns import Turn, is_computer
-
-log = logging.getLogger("pbem.worker")
 
 POLICIES = ("bot", "pause", "substitute")
 MAX_DEADLINE_HOURS = 24 * 60
@@ -291,80 +285,10 @@ def restart_waiting(game: Game, seats: list[Seat], state: GameState, now: dateti
             stop_waiting(seat)
 
 
-# -- the tick -----------------------------------------------------------------------------------
-
-
-def tick(svc: Services) -> list[int]:
-    """Everything time-driven that is due now; returns the ids of the (committed) outbox rows."""
-    from .absence import begin_due_vacations, end_due_vacations
-
-    now = svc.clock.now()
-    ids = end_due_vacations(svc, now)
-    ids += begin_due_vacations(svc, now)  # after the ends: one may begin as another ends
-    for game_id in _games_with_deadlines(svc, now):
-        try:
-            with transaction(svc.session_factory) as session:
-                ids += [m.id for m in _tick_game(session, svc, game_id, now)]
-        except (StaleDataError, OperationalError) as error:  # a move came in meanwhile: next tick
-            log.info("tick: game %s left for the next tick (%s)", game_id, type(error).__name__)
-    ids += _digests(svc, now)
-    return ids
-
-
-def _games_with_deadlines(svc: Services, now: datetime) -> list[int]:
-    """Games with a seat whose earliest possible step (a reminder) may be due; checked exactly
-    under the game's lock by :func:`_tick_game`."""
-    horizon = now + timedelta(hours=MAX_REMINDER_HOURS)
-    with transaction(svc.session_factory) as session:
-        return list(session.scalars(
-            select(Seat.game_id).join(Game, Game.id == Seat.game_id)
-            .where(Game.status == GameStatus.ACTIVE, Seat.deadline_at.is_not(None), Seat.deadline_at <= horizon)
-            .distinct().order_by(Seat.game_id)
-        ))
-
-
-def _tick_game(session: Session, svc: Services, game_id: int, now: datetime) -> list[OutboundMessage]:
-    from .absence import apply_absence_policy
-    from .gamestore import load_game
-
-    game = load_game(session, game_id)
-    if game.status != GameStatus.ACTIVE:
-        return []
-    seats = sorted(game.seats, key=lambda s: s.seat)
-    mails: list[OutboundMessage] = []
-    for seat in seats:
-        step = due_step(game, seat, now)
-        if step is None:
-            continue
-        if step == "act":
-            mails += apply_absence_policy(session, svc, game, seat, now)
-            if game.status != GameStatus.ACTIVE:
-                break
-            continue
-        row = send_reminder(session, svc, game, seats, seat, step, now)
-        seat.reminders_sent = SENT_BEFORE if step == "before" else SENT_AT_DEADLINE
-        if row is not None:
-            mails.append(row)
-    session.flush()
-    return mails
-
-
 def send_reminder(session: Session, svc: Services, game: Game, seats: list[Seat], seat: Seat, stage: str,
                   now: datetime) -> OutboundMessage | None:
-    from .gamestore import current_state
-
     detail = mc.Reminder(stage=stage, since=seat.waiting_since, deadline=seat.deadline_at,  # type: ignore[arg-type]
                          acts_at=acts_at(game, seat), policy=game.absence_policy)  # type: ignore[arg-type]
     ctx = mc.MailContext(recipient=recipient_for(seat.player, svc), detail=detail,  # type: ignore[arg-type]
                          game=game_context(svc, game, seats, current_state(game), seat.seat))
     return queue_mail(session, svc, ctx, player=seat.player, game=game, now=now)
-
-
-def _digests(svc: Services, now: datetime) -> list[int]:
-    """The daily digests that are due (:func:`pbem.services.digest.send_due_digests`)."""
-    from .digest import send_due_digests
-
-    with transaction(svc.session_factory) as session:
-        rows = send_due_digests(session, svc, now)
-        session.flush()
-        return [row.id for row in rows]

@@ -28,16 +28,14 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, GameStatus, InboundStatus, Move, OutboundMessage, Player, Seat, SeatStatus
+from pbem.db.models import Game, GameStatus, Move, OutboundMessage, Player, Seat, SeatStatus
 from pbem.engine import OVER
 from pbem.mail import context as mc
 from pbem.mail.links import unsubscribe_link
-from pbem.mail.reading import commands as cmd
 
 from .app import Services
 from .gamestore import GameNotFound, current_state, load_game
-from .inbound import Outcome, SeatRequest, seat_command
-from .mailing import game_url, hand_results, queue_mail, recipient_for, seat_names
+from .mailing import game_url, hand_results, queue_mail, recipient_for, reply_address, seat_names
 from .notify import LEVELS, MINIMUM_LEVEL, has_person, notify_level, send_to_seat
 from .talk import take_unseen
 
@@ -79,20 +77,6 @@ def choose_level(session: Session, player: Player, seat: Seat | None, level: str
     if level == "digest" and player.digest_sent_at is None:
         player.digest_sent_at = now  # the first digest covers a whole day from now
     return changed
-
-
-@seat_command(cmd.Notify)
-def _notify(request: SeatRequest) -> Outcome:
-    command: cmd.Notify = request.command
-    if command.level is None:
-        return request.reject("NOTIFY_CHOICE")
-    choose_level(request.session, request.owner, request.seat, command.level, request.now,
-                 everywhere=command.everywhere)
-    detail = mc.NotifyChanged(command.level, everywhere=command.everywhere)  # type: ignore[arg-type]
-    mails = send_to_seat(request.session, request.svc, request.game, request.seats, request.state, request.seat,
-                         [detail], inbound_id=request.row.id, now=request.now)
-    return Outcome(InboundStatus.DONE, "NOTIFY_SET", {**request.base, "level": command.level,
-                                                      "everywhere": command.everywhere}, mails)
 
 
 # -- one-click unsubscribe ------------------------------------------------------------------------
@@ -207,8 +191,6 @@ def send_due_digests(session: Session, svc: Services, now: datetime) -> list[Out
 
 
 def _digest_unsubscribe(svc: Services, player: Player, games: list[Game]) -> mc.Unsubscribe:
-    from .mailing import reply_address
-
     url = unsubscribe_link(svc.settings, player_id=player.id)
     seat = next(s for s in games[0].seats if s.player_id == player.id)
     mailto = f"mailto:{reply_address(svc, games[0], seat)}?subject=unsubscribe&body=notify%20turn%20only%20everywhere"

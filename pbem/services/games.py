@@ -23,8 +23,9 @@ from pbem.mail import context as mc
 from .app import Services
 from .deadlines import update_waiting
 from .mailing import bot_name, game_context, queue_mail, recipient_for, seat_name
+from .gamestore import current_state
 from .notify import has_person, notify_turn
-from .turns import STAND_IN_VACATION, Turn, apply_move, begin_turn, end_turn, run_automation
+from .turns import STAND_IN_VACATION, Turn, apply_move, begin_turn, end_turn, next_deck, run_automation
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,6 @@ def create_game(session: Session, svc: Services, *, rules: Rules, seats: Sequenc
 def start_game(session: Session, svc: Services, game: Game, *, first_deck: Sequence[str] | None = None,
                inbound_id: int | None = None) -> list[OutboundMessage]:
     """Deal the first hand and tell everyone; the game becomes active."""
-    from .turns import next_deck
-
     now = svc.clock.now()
     state = GameState.new(Rules.from_dict(game.rules))
     game.status = GameStatus.ACTIVE
@@ -131,8 +130,6 @@ def settle(session: Session, svc: Services, turn: Turn,
 def resign(session: Session, svc: Services, game: Game, seat: Seat, *, inbound_id: int | None = None,
            state: GameState | None = None) -> list[OutboundMessage]:
     """The player leaves; a computer player takes the seat so the others can finish the game."""
-    from .gamestore import current_state
-
     now = svc.clock.now()
     state = state or current_state(game)
     player = seat.player

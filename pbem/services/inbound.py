@@ -3,10 +3,12 @@
 ``process_inbound(svc, inbound_id)`` is what the worker task calls. It runs in one transaction that
 locks the inbound row (so a mail delivered twice, or a task run twice, is processed once), applies
 whatever the mail asks (a move goes through :mod:`pbem.services.turns`), writes the outbox rows, and
-marks the row ``done``/``rejected``/``ignored`` with an outcome for operators. The outbox row ids are
+marks the row ``done``/``rejected``/``ignored`` with an outcome for operators.  A verified mail to a
+seat's address is carried out by the mail command registered for it (:mod:`pbem.services.requests`,
+:mod:`pbem.services.commands`): this module knows the registry, not the commands. The outbox row ids are
 returned for the caller to queue after the commit.
 
-Who may move (issue 3 §5): a reply must go to a seat's signed address (``hearts+…``), come from the
+Who may move (README, "Playing by mail"): a reply must go to a seat's signed address (``hearts+…``), come from the
 seat's registered address, and answer the seat's current decision. Anything else changes nothing and
 is answered, if at all, only at a registered player's own address — never to an unverified sender.
 A late reply (to a decision already made) is refused even when the card would be legal now: the
@@ -16,11 +18,10 @@ player chose that card for an earlier trick, so playing it in a later one is not
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Protocol
+from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -40,24 +41,37 @@ from pbem.db.models import (
 )
 from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update, write_all
-from pbem.engine import MOON, PASS, PLAY, ChooseMoon, IllegalMove, InvalidRules, PassCards, PlayCard, Rules
+from pbem.engine import MOON, PASS, PLAY, InvalidRules, Rules
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.compose import can_address
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.autoreply import BOUNCE, Verdict, classify
 from pbem.mail.reading.message import IncomingMail, read_mail
-from pbem.mail.reading.reply_text import extract_reply
 
+from .absence import answer_substitute_invitation
 from .app import Services
+from .commands import COMMAND_MODULES  # noqa: F401  (importing them registers the mail commands)
 from .continuation import Applied, continue_to_rest
 from .deadlines import pop_timing
-from .games import SeatSpec, create_game, get_or_create_player, resign, settle, start_game
+from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
-from .mailing import QueuedMail, claim_for_sending, game_context, queue_mail, recipient_for, seat_name
+from .mailing import QueuedMail, claim_for_sending, queue_mail, recipient_for
+from .reading import read_command, reply_of
+from .requests import (  # noqa: F401  (SEAT_COMMANDS: the registry, as pbem.bench.fuzz's probe reads it here)
+    SEAT_COMMANDS,
+    Outcome,
+    ReceivedRow,
+    SeatRequest,
+    carry_out,
+    games_list,
+    reader_details,
+    reply,
+)
 from .strangers import answer_stranger, may_answer_stranger, record_stranger_answer, stranger_recipient
-from .turns import apply_move, begin_turn, games_to_continue
+from .talk import record_talk
+from .turns import games_to_continue
 
 log = logging.getLogger("pbem.worker")
 
@@ -65,25 +79,6 @@ log = logging.getLogger("pbem.worker")
 MAX_ATTEMPTS = 5
 #: Retries of a transaction that lost a race with another worker (the game moved meanwhile).
 RACE_RETRIES = 5
-
-
-class ReceivedRow(Protocol):
-    """What the handlers read of a received mail's row (the Core row ``apply_inbound`` locked)."""
-
-    id: int
-    recipient: str
-    mail_from: str
-
-
-@dataclass
-class Outcome:
-    status: InboundStatus
-    code: str
-    details: dict[str, Any] = field(default_factory=dict)
-    mails: list[QueuedMail] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, **self.details}
 
 
 def process_inbound(svc: Services, inbound_id: int) -> list[int]:
@@ -251,7 +246,7 @@ def _tell_sender_set_aside(svc: Services, inbound_id: int, now: datetime) -> Non
             mail = read_mail(bytes(row.raw), envelope_sender=row.mail_from)
             player = _player_by_address(session, mail.from_address)
             if classify(mail) is None and _verified(session, player):
-                _reply(session, svc, player, mc.RequestRejected("PROCESSING_FAILED", {}), now, inbound_id)
+                reply(session, svc, player, mc.RequestRejected("PROCESSING_FAILED", {}), now, inbound_id)
     except Exception:
         log.exception("inbound %s: could not tell its sender that it was set aside", inbound_id)
 
@@ -299,27 +294,6 @@ def _verified(session: Session, player: Player | None) -> bool:
     ) > 0
 
 
-def _reply(session: Session, svc: Services, player: Player, detail: Any, now: datetime, inbound_id: int,
-           game: Game | None = None, game_ctx: mc.GameContext | None = None,
-           reply_to: str | None = None) -> list[QueuedMail]:
-    ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail, game=game_ctx)
-    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id, reply_to=reply_to)
-    return [row] if row is not None else []
-
-
-@functools.lru_cache(maxsize=64)
-def reply_of(text: str) -> str:
-    """``extract_reply`` of a mail's text, kept for the few mails at hand: a seat's mail is read
-    for its table talk (``talk.record_talk``) and then for its command."""
-    return extract_reply(text)
-
-
-def _read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
-                  language: str | None = None) -> cmd.Command:
-    text = reply_of(mail.text)
-    return cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
-
-
 # -- auto-replies and bounces ---------------------------------------------------------------------
 
 
@@ -365,63 +339,11 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
             continue
         detail = mc.BounceNotice(game_id=game.id, player_name=player.display_name or player.address,
                                  player_address=player.address, diagnostic=diagnostic[:300])
-        mails += _reply(session, svc, creator, detail, now, inbound_id, game=game)
+        mails += reply(session, svc, creator, detail, now, inbound_id, game=game)
     return mails
 
 
 # -- a seat's mail --------------------------------------------------------------------------------
-
-
-@dataclass
-class SeatRequest:
-    """A verified mail from a seat's own player: everything a command handler needs."""
-
-    session: Session
-    svc: Services
-    row: ReceivedRow
-    mail: IncomingMail
-    now: datetime
-    game: Game
-    seats: list[Seat]
-    seat: Seat
-    owner: Player
-    state: Any
-    token: Any
-    command: Any
-
-    @property
-    def base(self) -> dict[str, Any]:
-        return {"game": self.game.id, "seat": self.seat.seat, "command": type(self.command).__name__}
-
-    def reply(self, detail: Any, player: Player | None = None) -> list[QueuedMail]:
-        """A mail about this game to this seat's player (or ``player``), with the seat's view."""
-        who = player or self.owner
-        seat = next((s.seat for s in self.seats if s.player_id == who.id), self.seat.seat)
-        ctx = game_context(self.svc, self.game, self.seats, self.state, seat)
-        return _reply(self.session, self.svc, who, detail, self.now, self.row.id, self.game, ctx)
-
-    def answer(self, detail: Any, code: str, status: InboundStatus = InboundStatus.DONE, **more: Any) -> Outcome:
-        return Outcome(status, code, {**self.base, **more}, self.reply(detail))
-
-    def reject(self, code: str, **details: Any) -> Outcome:
-        return self.answer(mc.RequestRejected(code, details), code, InboundStatus.REJECTED)
-
-
-SeatHandler = Callable[[SeatRequest], Outcome]
-#: Command class -> (handler, whether it needs a running game and a seated player).
-SEAT_COMMANDS: dict[type, tuple[SeatHandler, bool]] = {}
-
-
-def seat_command(*kinds: type, needs_active: bool = False) -> Callable[[SeatHandler], SeatHandler]:
-    """Register the handler of some commands sent to a seat's address (modules of
-    :data:`COMMAND_MODULES` register theirs when they are imported)."""
-
-    def register(handler: SeatHandler) -> SeatHandler:
-        for kind in kinds:
-            SEAT_COMMANDS[kind] = (handler, needs_active)
-        return handler
-
-    return register
 
 
 def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
@@ -433,7 +355,7 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         mails = []
         sender = _player_by_address(session, mail.from_address)
         if _verified(session, sender):
-            mails = _reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
+            mails = reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
                            now, row.id)
         return Outcome(InboundStatus.REJECTED, "BAD_ADDRESS", {"problem": error.code}, mails)
     try:
@@ -449,110 +371,16 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         # Someone else wrote to this seat's address: tell the seat's own player, nobody else.
         mails = []
         if owner is not None and seat.status == SeatStatus.JOINED:
-            mails = _reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
+            mails = reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
                            now, row.id, game=game)
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
                        {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
 
-    from .talk import record_talk
-
-    record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (issue 4 §7)
+    record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (README, "Table talk")
     state = current_state(game)
     expected = _expected(state, seat.seat)
-    command = _read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
-    request = SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command)
-    _load_command_modules()
-    if seat.stand_in is not None:  # issue 4: a player who writes to their seat takes it back
-        from .absence import take_seat_back
-        return take_seat_back(request)
-    handler, needs_active = SEAT_COMMANDS.get(type(command), (_unknown_command, True))
-    if needs_active and (game.status != GameStatus.ACTIVE or seat.status != SeatStatus.JOINED):
-        return request.reject("GAME_NOT_ACTIVE", status=str(game.status))
-    return handler(request)
-
-
-def _unknown_command(request: SeatRequest) -> Outcome:
-    return request.reject("NO_COMMAND")
-
-
-@seat_command(cmd.Help)
-def _help(request: SeatRequest) -> Outcome:
-    return request.answer(mc.Help(), "HELP")
-
-
-@seat_command(cmd.Status)
-def _status(request: SeatRequest) -> Outcome:
-    return request.answer(mc.Status(), "STATUS")
-
-
-@seat_command(cmd.Rules)
-def _rules(request: SeatRequest) -> Outcome:
-    return request.answer(mc.Rules(rules=request.game.rules), "RULES")
-
-
-@seat_command(cmd.Games)
-def _games(request: SeatRequest) -> Outcome:
-    return Outcome(InboundStatus.DONE, "GAMES", request.base,
-                   _games_list(request.session, request.svc, request.owner, request.now, request.row.id))
-
-
-@seat_command(cmd.Unreadable, cmd.Ambiguous)
-def _unreadable(request: SeatRequest) -> Outcome:
-    command = request.command
-    return request.answer(mc.RequestRejected(command.reason, reader_details(command.details)), command.reason,
-                          InboundStatus.REJECTED)
-
-
-@seat_command(cmd.Resign, needs_active=True)
-def _resign(request: SeatRequest) -> Outcome:
-    mails = resign(request.session, request.svc, request.game, request.seat, inbound_id=request.row.id,
-                   state=request.state)
-    return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
-
-
-@seat_command(cmd.Play, cmd.Pass, cmd.MoonChoice, needs_active=True)
-def _move(request: SeatRequest) -> Outcome:
-    seat, token = request.seat, request.token
-    move = _engine_move(request.command, seat.seat)
-    if token.decision != seat.decisions:
-        return request.reject("STALE_TURN", decision=token.decision, current=seat.decisions)
-    turn = begin_turn(request.game, request.seats, request.state, request.now, request.row.id)
-    try:
-        apply_move(request.session, turn, move)
-    except IllegalMove as error:
-        attempted = getattr(move, "card", None) or " ".join(getattr(move, "cards", ()) or ())
-        return request.answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
-                              InboundStatus.REJECTED)
-    mails = settle(request.session, request.svc, turn)
-    return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**request.base, "move": _describe(move)}, mails)
-
-
-#: Modules that register more seat commands (issue 4: absences, playing ahead, talk, the creator's).
-COMMAND_MODULES: tuple[str, ...] = (
-    "pbem.services.absence", "pbem.services.creator",
-    "pbem.services.playahead", "pbem.services.talk", "pbem.services.digest", "pbem.services.summaries",
-    "pbem.services.preferences",
-)
-
-
-def _load_command_modules() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(name)
-
-
-def reader_details(details: Any) -> dict[str, Any]:
-    """The mail reader's details (all strings) in the shapes the templates take: card lists, counts."""
-    out: dict[str, Any] = {}
-    for key, value in dict(details).items():
-        if key in ("cards", "legal", "held", "commands") and isinstance(value, str):
-            out[key] = value.split()
-        elif key in ("expected", "found", "given") and isinstance(value, str) and value.isdigit():
-            out["given" if key == "found" else key] = int(value)
-        else:
-            out[key] = value
-    return out
+    command = read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
+    return carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command))
 
 
 def _expected(state: Any, seat: int) -> str | None:
@@ -565,39 +393,6 @@ def _expected(state: Any, seat: int) -> str | None:
     return None
 
 
-def _engine_move(command: cmd.Command, seat: int) -> Any:
-    if isinstance(command, cmd.Play):
-        return PlayCard(seat, command.card)
-    if isinstance(command, cmd.Pass):
-        return PassCards(seat, tuple(command.cards))
-    if isinstance(command, cmd.MoonChoice):
-        return ChooseMoon(seat, command.choice)
-    return None
-
-
-def _describe(move: Any) -> dict[str, Any]:
-    from pbem.engine import move_to_dict
-
-    return move_to_dict(move)
-
-
-def _games_list(session: Session, svc: Services, player: Player, now: datetime,
-                inbound_id: int) -> list[QueuedMail]:
-    from .mailing import game_url
-
-    listings = []
-    seats = session.scalars(select(Seat).where(Seat.player_id == player.id)).all()
-    for seat in sorted(seats, key=lambda s: -s.game_id):
-        game = seat.game
-        state = current_state(game)
-        waiting = [seat_name(s) for s in game.seats if s.seat in state.seats_to_act()]
-        listings.append(mc.GameListing(
-            game_id=game.id, title=game.title or f"#{game.id}", status=str(game.status),  # type: ignore[arg-type]
-            my_turn=seat.seat in state.seats_to_act(), hand_number=state.hand_no,
-            my_total=state.totals[seat.seat], waiting_for=tuple(waiting), game_url=game_url(svc, game, seat.seat)))
-    return _reply(session, svc, player, mc.Games(tuple(listings)), now, inbound_id)
-
-
 # -- mail to other addresses of the domain -----------------------------------------------------------
 
 
@@ -607,10 +402,10 @@ def _account_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incom
     player = _player_by_address(session, mail.from_address)
     if not _verified(session, player):
         return Outcome(InboundStatus.IGNORED, "UNKNOWN_SENDER", {"from": mail.from_address})
-    command = _read_command(mail, expected=None, pass_count=3)
+    command = read_command(mail, expected=None, pass_count=3)
     if isinstance(command, (cmd.Games, cmd.Status)):  # no game named: the list of the player's games
-        return Outcome(InboundStatus.DONE, "GAMES", {}, _games_list(session, svc, player, now, row.id))
-    return Outcome(InboundStatus.DONE, "HELP", {}, _reply(session, svc, player, mc.Help(), now, row.id))
+        return Outcome(InboundStatus.DONE, "GAMES", {}, games_list(session, svc, player, now, row.id))
+    return Outcome(InboundStatus.DONE, "HELP", {}, reply(session, svc, player, mc.Help(), now, row.id))
 
 
 # -- starting a game by mail ----------------------------------------------------------------------------
@@ -634,13 +429,13 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
     def refuse(code: str, details: dict[str, Any], **more: Any) -> Outcome:
         detail = mc.RequestRejected(code, details)
         if verified:
-            mails = _reply(session, svc, creator, detail, now, row.id)
+            mails = reply(session, svc, creator, detail, now, row.id)
         else:
             mails = answer_stranger(session, svc, recipient, detail, now, row.id)
         return Outcome(InboundStatus.REJECTED, code, {"from": sender_address, **details, **more,
                                                       "answered": bool(mails)}, mails)
 
-    command = _read_command(mail, expected="new_game", pass_count=3)
+    command = read_command(mail, expected="new_game", pass_count=3)
     if not isinstance(command, cmd.NewGame):
         return refuse(getattr(command, "reason", "NO_COMMAND"), reader_details(getattr(command, "details", {})))
     options = dict(command.options)
@@ -692,7 +487,7 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
             mails += start_game(session, svc, game, inbound_id=row.id)
         else:  # the creator is told the invitations went out, and to whom
             still = tuple(inv.address for inv in invitations[1:])
-            mails += _reply(session, svc, creator, mc.InvitationAccepted(
+            mails += reply(session, svc, creator, mc.InvitationAccepted(
                 game_id=game.id, player_name=creator.display_name or creator.address, accepted=True,
                 still_waiting=still), now, row.id, game=game)
     else:
@@ -766,18 +561,17 @@ def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: I
         return Outcome(InboundStatus.REJECTED, "NO_SUCH_INVITATION", {"invitation": token.invitation_id})
     if inv.address != mail.from_address:
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", {"invitation": inv.id, "sender": mail.from_address})
-    if inv.kind == "substitute":  # issue 4: taking over an absent player's seat
-        from .absence import answer_substitute_invitation
+    if inv.kind == "substitute":  # taking over an absent player's seat (README, "Time")
         return answer_substitute_invitation(session, svc, row, mail, inv, now)
     game = load_game(session, inv.game_id)
     if inv.status != InvitationStatus.PENDING or game.status != GameStatus.INVITING:
         return Outcome(InboundStatus.IGNORED, "INVITATION_CLOSED", {"invitation": inv.id})
-    command = _read_command(mail, expected="invitation", pass_count=3)
+    command = read_command(mail, expected="invitation", pass_count=3)
     seat = next(s for s in game.seats if s.seat == inv.seat)
     invitee = seat.player
     if not isinstance(command, (cmd.Accept, cmd.Decline)):
         # Neither a yes nor a no: ask again (the sender is the invited address), never guess.
-        mails = _reply(session, svc, invitee, mc.RequestRejected("INVITATION_UNCLEAR", {"game": game.id}), now,
+        mails = reply(session, svc, invitee, mc.RequestRejected("INVITATION_UNCLEAR", {"game": game.id}), now,
                        row.id, reply_to=row.recipient) if invitee is not None else []
         return Outcome(InboundStatus.REJECTED, "INVITATION_UNCLEAR", {"invitation": inv.id}, mails)
     accepted = isinstance(command, cmd.Accept)
@@ -807,7 +601,7 @@ def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: I
         # The creator hears of every answer (their own confirmation included) and who is awaited.
         detail = mc.InvitationAccepted(game_id=game.id, player_name=invitee.display_name or invitee.address,
                                        accepted=accepted, still_waiting=still)
-        mails += _reply(session, svc, creator, detail, now, row.id, game=game)
+        mails += reply(session, svc, creator, detail, now, row.id, game=game)
     if not still:
         mails += start_game(session, svc, game, inbound_id=row.id)
     return Outcome(InboundStatus.DONE, "INVITATION_ACCEPTED" if accepted else "INVITATION_DECLINED",

@@ -20,11 +20,13 @@ from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
 from pbem.engine import MOON, OVER, PASS, PLAY, GameState
+from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
 from pbem.mail.addresses import make_reply_address
 from pbem.mail.links import game_link, unsubscribe_link
 
 from .app import Services
+from .talk import with_unseen_talk
 
 ERROR_KINDS = ("move_rejected", "request_rejected")
 
@@ -182,14 +184,10 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
 
 
 def _names(indices: tuple[int, ...]) -> tuple[str, ...]:
-    from pbem.engine.cards import CARD_NAMES
-
     return tuple(CARD_NAMES[i] for i in indices)
 
 
 def _mask_names(mask: int) -> tuple[str, ...]:
-    from pbem.engine.cards import cards_of
-
     return cards_of(mask)
 
 
@@ -219,8 +217,6 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
     if ctx.kind in ERROR_KINDS and error_replies_today(session, address, now) >= svc.settings.error_replies_per_day:
         return None
     if ctx.game is not None and game is not None and player is not None and not ctx.game.table_talk:
-        from .talk import with_unseen_talk  # talk registers a command: imported late (no import cycle)
-
         ctx = with_unseen_talk(session, game, player, ctx)  # any mail about the game carries the unseen talk
     composed = svc.composer.compose(
         ctx.kind,

@@ -50,6 +50,9 @@ from .mailing import (
     table_view,
     unsubscribe_url,
 )
+from .playahead import ahead_view
+from .summaries import game_summary
+from .talk import take_unseen, take_unseen_for
 from .turns import Turn
 
 #: The levels, from the most mail to the least.
@@ -84,8 +87,6 @@ def notify_level(seat: Seat) -> str:
 def seat_context(svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat, *,
                  table: TableView | None = None) -> mc.GameContext:
     """``game_context`` plus what playing ahead adds for this seat: its queue and its autopilot."""
-    from .playahead import ahead_view
-
     queued, autopilot = ahead_view(seat, state)
     ctx = game_context(svc, game, seats, state, seat.seat, table=table)
     if not queued and not autopilot:
@@ -119,8 +120,6 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
     summary = None
     if over is not None:
-        from .summaries import game_summary
-
         summary = game_summary(session, svc, turn.game, state, over)
     for seat_row in turn.seats:
         if not has_person(seat_row):
@@ -149,8 +148,6 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
                 details.append(mc.TrickDone())
         if details:
             outgoing.append((seat_row, details))
-    from .talk import take_unseen_for  # talk registers a command: imported late (no import cycle)
-
     talk = take_unseen_for(session, turn.game.id, [seat_row for seat_row, _ in outgoing])
     table = table_view(turn.game, turn.seats, state) if outgoing else None  # the same for every seat
     for seat_row, details in outgoing:
@@ -197,8 +194,6 @@ def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat],
     """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk
     (``talk`` when the caller took it already, for several seats at once; ``table``: the
     ``table_view`` of ``state``, likewise)."""
-    from .talk import take_unseen
-
     plain = seat_context(svc, game, seats, state, seat, table=table)
     if talk is None:
         talk = take_unseen(session, game.id, seat)

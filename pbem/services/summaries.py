@@ -25,17 +25,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, InboundStatus, Move
+from pbem.db.models import Game, Move
 from pbem.engine import GameOver, GameState, Rules, trick_winner
 from pbem.mail import context as mc
 from pbem.mail.chart import PALETTE, hex_colour, score_chart_png
 from pbem.mail.links import replay_link
-from pbem.mail.reading import commands as cmd
 
 from .app import Services
 from .game_views import LoggedMove, visible_history
-from .inbound import Outcome, SeatRequest, seat_command
-from .notify import send_to_seat
+from .mailing import hand_results
 
 CHART_WIDTH = 560
 CHART_HEIGHT = 260
@@ -112,12 +110,8 @@ def game_summary(session: Session, svc: Services, game: Game, state: GameState, 
 def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *, seat: int, state: GameState
                   ) -> tuple[mc.HistoryHand, ...]:
     """The hands of the game as ``seat`` may see them, for a ``history`` mail."""
-    from pbem.mail.context import HandResult
-
-    from .mailing import hand_results
-
     logged = [LoggedMove(kind=kind, seat=mover, payload=payload) for kind, mover, payload in moves]
-    results: list[HandResult] = list(hand_results(state))
+    results: list[mc.HandResult] = list(hand_results(state))
     hands = []
     for hand in visible_history(logged, seat=seat, rules=state.rules):
         done = tuple(
@@ -135,13 +129,3 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
             result=results[hand.number - 1] if hand.number <= len(results) else None,
         ))
     return tuple(hands)
-
-
-@seat_command(cmd.History)
-def _history(request: SeatRequest) -> Outcome:
-    """Any seat's player may ask, during the game or after it (the sender is the seat's own)."""
-    seat = request.seat
-    hands = history_hands(logged_moves(request.session, request.game), seat=seat.seat, state=request.state)
-    mails = send_to_seat(request.session, request.svc, request.game, request.seats, request.state, seat,
-                         [mc.MoveHistory(hands)], inbound_id=request.row.id, now=request.now)
-    return Outcome(InboundStatus.DONE, "HISTORY", request.base, mails)

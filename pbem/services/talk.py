@@ -1,4 +1,4 @@
-"""Table talk (issue 4 §7): a ``say …`` line in any reply is passed on to the other players.
+"""Table talk (README, "Table talk"): a ``say …`` line in any reply is passed on to the other players.
 
 Every verified mail from a seat's own player is read for ``say`` lines (whatever else it asks:
 a card, a command, or nothing but talk) and each mail's talk is stored as one ``table_talk``
@@ -16,7 +16,8 @@ digest, which shows no single seat, takes each game's talk for its own lines.
 
 Talk is kept only while a game runs (active or paused) and from seats still held by their
 player; a reply of nothing but talk (:class:`~pbem.mail.reading.commands.Say`) is recorded and
-answered with no mail (the others will read it; the speaker knows what they wrote).
+answered with no mail (the others will read it; the speaker knows what they wrote):
+:mod:`pbem.services.commands.talk`.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, GameStatus, InboundStatus, Player, Seat, SeatStatus, TableTalk
+from pbem.db.models import Game, GameStatus, Player, Seat, SeatStatus, TableTalk
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail
 
 from .gamestore import last_talk, note_last_talk
-from .inbound import Outcome, SeatRequest, reply_of, seat_command
+from .reading import reply_of
 
 #: The longest talk kept from one mail (characters): table talk, not letters.
 MAX_TALK = 1000
@@ -113,13 +114,3 @@ def with_unseen_talk(session: Session, game: Game, player: Player, ctx: mc.MailC
     if not talk:
         return ctx
     return dataclasses.replace(ctx, game=dataclasses.replace(view, table_talk=talk))
-
-
-@seat_command(cmd.Say)
-def _say(request: SeatRequest) -> Outcome:
-    """Nothing but talk: it was recorded on arrival (``inbound._seat_mail``); no mail back.
-    Talk at a table that is not running (not started, over) is refused, as it reaches nobody."""
-    game, seat = request.game, request.seat
-    if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED) or seat.status != SeatStatus.JOINED:
-        return request.reject("GAME_NOT_ACTIVE", status=str(game.status))
-    return Outcome(InboundStatus.DONE, "TALK_RECORDED", request.base)

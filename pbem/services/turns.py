@@ -19,10 +19,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, Seat, SeatStatus
+from pbem.bots import bot_view, get_bot
+from pbem.db.models import Game, GameStatus, Move, Seat, SeatStatus
 from pbem.engine import (
     DEAL,
     MOON,
@@ -39,8 +40,10 @@ from pbem.engine import (
     shuffled_deck,
 )
 from pbem.engine import Move as EngineMove
+from pbem.engine.cards import CARD_INDEX
 
 from .gamestore import append_move, save_state
+from .playahead import autopilot_on, queued_cards, store_queue
 
 #: Most automatic moves one turn applies in one transaction (a step).  A turn with a person in
 #: the game needs a few (the bots' cards of a trick or two, a hand played out: at most a deck and
@@ -103,9 +106,11 @@ def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
 
 
 #: ``seat.stand_in`` reasons for which a bot decides for a player who may take the seat back
-#: (issue 4, :mod:`pbem.services.absence`).
+#: (README, "Time"; :mod:`pbem.services.absence`).
 STAND_IN_DEADLINE, STAND_IN_VACATION, STAND_IN_SUBSTITUTE = "deadline", "vacation", "substitute_wanted"
 BOT_STAND_INS = frozenset({STAND_IN_DEADLINE, STAND_IN_VACATION, STAND_IN_SUBSTITUTE})
+#: ``seat.stand_in`` of the seat whose absence paused the game (no bot plays: the game waits).
+PAUSED_FOR = "paused"
 
 
 def is_computer(seat: Seat) -> bool:
@@ -122,11 +127,6 @@ def next_deck(game: Game, state: GameState, rng: random.Random) -> tuple[str, ..
 
 def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[int, tuple[int, ...]]]:
     """The finished tricks of the current hand, from the move log: (leader, card indices)."""
-    from sqlalchemy import select
-
-    from pbem.db.models import Move
-    from pbem.engine.cards import CARD_INDEX
-
     # The turn's own moves are in the log before these queries (pbem.db.writes writes buffered
     # rows before every ORM statement); the changed seats and game need not be flushed first.
     with session.no_autoflush:
@@ -142,8 +142,6 @@ def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[in
 
 
 def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> EngineMove:
-    from pbem.bots import bot_view, get_bot
-
     game = turn.game
     row = turn.seat_row(seat)
     bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
@@ -154,6 +152,24 @@ def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> Engi
     if state.phase == PLAY:
         return PlayCard(seat, bot.choose_play(view))
     return ChooseMoon(seat, bot.choose_moon(view))
+
+
+def card_ahead(session: Session, turn: Turn, seat: int, default_bot: str) -> str | None:
+    """The card to play now for ``seat`` (a person, to play) by what they asked ahead (README,
+    "Playing ahead"; :mod:`pbem.services.playahead`): the autopilot's choice, or the queue's first
+    card when it is legal; None when the person must be asked."""
+    row = turn.seat_row(seat)
+    state = turn.state
+    if autopilot_on(row, state):
+        move = _bot_move(session, turn, seat, default_bot)
+        return str(move.card)  # type: ignore[attr-defined]
+    queue = queued_cards(row, state)
+    if queue != list((row.queued or {}).get("cards", ())):
+        store_queue(row, state, queue)  # cards played by hand or passed away leave the queue
+    if queue and queue[0] in state.legal_cards():
+        store_queue(row, state, queue[1:])
+        return queue[0]
+    return None
 
 
 def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_bot: str,
@@ -202,8 +218,6 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             # Only a card that was the seat's only legal one is told as such in its next turn mail.
             (turn.autoplayed if len(legal) == 1 else turn.played_out).setdefault(seat, []).append(legal[0])
             continue
-        from .playahead import card_ahead  # the player's queue or autopilot (issue 4 §5)
-
         ahead = card_ahead(session, turn, seat, default_bot)
         if ahead is not None:
             apply_move(session, turn, PlayCard(seat, ahead))
@@ -235,8 +249,6 @@ def games_to_continue(session: Session) -> list[tuple[int, int]]:
 
 def end_turn(turn: Turn) -> None:
     """Write the new snapshot and the game's status."""
-    from pbem.db.models import GameStatus
-
     save_state(turn.game, turn.state, turn.now)
     if turn.state.phase == OVER and turn.game.status == GameStatus.ACTIVE:
         turn.game.status = GameStatus.FINISHED

@@ -29,13 +29,13 @@ from pbem.services.deadlines import (
     Timing,
     add_hours,
     pop_timing,
-    tick,
     timing_from_options,
 )
 from pbem.services.games import SeatSpec, create_game, get_or_create_player, start_game
 from pbem.services.gamestore import load_game, snapshot_agrees
 from pbem.services.inbound import process_inbound
 from pbem.services.intake import store_inbound
+from pbem.services.tick import tick
 from tests.harness.players import Received, choose, reply_bytes
 from tests.integration.mailplay import outbox
 

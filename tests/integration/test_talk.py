@@ -13,8 +13,8 @@ from pbem.db.models import OutboundMessage, TableTalk
 from pbem.db.session import transaction
 from pbem.services.app import Services
 from pbem.services.creator import abort_game
-from pbem.services.deadlines import tick
 from pbem.services.gamestore import load_game
+from pbem.services.tick import tick
 from tests.harness.players import Received, choose, reply_bytes
 from tests.integration.mailplay import (
     Mailbox,

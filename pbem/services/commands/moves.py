@@ -1,0 +1,53 @@
+"""Playing a card, passing cards, the moon choice, resigning: the moves a seat's mail makes.
+
+A move must answer the seat's current decision (the reply address names it): a late reply, to a
+decision already made, is refused even when the card would be legal now (README, "Playing by mail").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pbem.db.models import InboundStatus
+from pbem.engine import ChooseMoon, IllegalMove, PassCards, PlayCard, move_to_dict
+from pbem.mail import context as mc
+from pbem.mail.reading import commands as cmd
+
+from ..games import resign, settle
+from ..requests import Outcome, SeatRequest, seat_command
+from ..turns import apply_move, begin_turn
+
+
+@seat_command(cmd.Resign, needs_active=True)
+def resign_command(request: SeatRequest) -> Outcome:
+    mails = resign(request.session, request.svc, request.game, request.seat, inbound_id=request.row.id,
+                   state=request.state)
+    return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
+
+
+@seat_command(cmd.Play, cmd.Pass, cmd.MoonChoice, needs_active=True)
+def move_command(request: SeatRequest) -> Outcome:
+    seat, token = request.seat, request.token
+    move = engine_move(request.command, seat.seat)
+    if token.decision != seat.decisions:
+        return request.reject("STALE_TURN", decision=token.decision, current=seat.decisions)
+    turn = begin_turn(request.game, request.seats, request.state, request.now, request.row.id)
+    try:
+        apply_move(request.session, turn, move)
+    except IllegalMove as error:
+        attempted = getattr(move, "card", None) or " ".join(getattr(move, "cards", ()) or ())
+        return request.answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
+                              InboundStatus.REJECTED)
+    mails = settle(request.session, request.svc, turn)
+    return Outcome(InboundStatus.DONE, "MOVE_APPLIED", {**request.base, "move": move_to_dict(move)}, mails)
+
+
+def engine_move(command: cmd.Command, seat: int) -> Any:
+    """The engine's move for a mail's move command (None for any other command)."""
+    if isinstance(command, cmd.Play):
+        return PlayCard(seat, command.card)
+    if isinstance(command, cmd.Pass):
+        return PassCards(seat, tuple(command.cards))
+    if isinstance(command, cmd.MoonChoice):
+        return ChooseMoon(seat, command.choice)
+    return None
