@@ -301,6 +301,7 @@ class FaultStack(Stack):
         self.players: CountingPlayers = CountingPlayers(LOAD_DOMAIN)
         self.beat: subprocess.Popen[bytes] | None = None
         self.all_workers: list[CeleryWorker] = []
+        self.worker_ready_after = 0.0  # seconds the last restarted worker took to say it was ready
 
     def start(self) -> FaultStack:
         super().start()
@@ -512,7 +513,7 @@ def _chunks(items: list, size: int) -> Iterable[list]:
 class FaultRecord:
     name: str
     start: float
-    down: float = 0.0  # seconds the part was away
+    down: float = 0.0  # seconds the part was away (for the worker: until the new one was ready)
     fault_at: float = 0.0
     back_at: float = 0.0
     end: float = 0.0
@@ -553,7 +554,7 @@ def inject(stack: FaultStack, name: str, options: FaultOptions, echo: Echo,
                 pass
         back_at = time.monotonic()
         stack.restart_worker()
-        echo(f"  (the new worker was ready {time.monotonic() - back_at:.1f} s after its start)")
+        stack.worker_ready_after = time.monotonic() - back_at
         return fault_at, back_at, 0, True
     down = options.relay_down_seconds if name == "relay" else options.down_seconds
     fault_at = time.monotonic()
@@ -607,6 +608,9 @@ def run_fault(stack: FaultStack, name: str, options: FaultOptions, ledger: Ledge
         record.fault_at, record.back_at, record.expected_respawns, restarted = inject(
             stack, name, options, echo, busy)
         record.down = record.back_at - record.fault_at
+        if restarted:  # away until the new worker said it was ready (its start is counted as back)
+            record.down += stack.worker_ready_after
+            record.notes.append(f"the new worker was ready {stack.worker_ready_after:.1f} s after its start")
         _settle(stack, record, options, ledger)
         if busy.processes:
             # The pool is watched as long as the CPUs are busy, even when the mail was in sooner:
