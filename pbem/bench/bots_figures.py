@@ -1,4 +1,4 @@
-"""Print the bot-strength figures of issue 2, by running ``pbem simulate`` three times.
+"""Print the bot-strength figures (README, "Computer players"), by running ``pbem simulate`` three times.
 
 1. ``heuristic`` against three ``random`` players, paired against ``random`` in that seat;
 2. ``strong`` against three ``heuristic`` players, paired against ``heuristic`` in that seat (a

@@ -150,7 +150,7 @@ class Player(Base):
     created_at: Mapped[datetime] = mapped_column(server_default=now_default())
     bounced_at: Mapped[datetime | None]
     bounce_count: Mapped[int] = mapped_column(server_default="0", default=0)
-    # Away until then (issue 4): deadlines suspended or a bot plays, per each game's policy.
+    # Away until then (README, "Time", vacations): deadlines suspended or a bot plays, per each game's policy.
     vacation_until: Mapped[datetime | None]
     digest_sent_at: Mapped[datetime | None]
 
@@ -195,7 +195,7 @@ class Game(Base):
     # Seed of the deals (deck of hand k from random.Random(f"{seed}:{k}")); None: system randomness.
     seed: Mapped[str | None] = mapped_column(String(128))
     title: Mapped[str] = mapped_column(String(200), default="", server_default="")
-    # Time (issue 4): hours a seat has to decide, weekends optionally not counted, a grace period,
+    # Time (README, "Time"): hours a seat has to decide, weekends optionally not counted, a grace period,
     # when the reminder goes out, and what happens to an absent player's seat.
     deadline_hours: Mapped[int] = mapped_column(default=72, server_default="72")
     skip_weekends: Mapped[bool] = mapped_column(default=False, server_default=false())
@@ -241,7 +241,7 @@ class Seat(Base):
     # How many decisions this seat has made: signed reply addresses name it, so a
     # reply to a decision already made is recognised as stale.
     decisions: Mapped[int] = mapped_column(default=0, server_default="0")
-    # Time (issue 4): since when the game waits for this seat, its deadline, reminders sent.
+    # Time (README, "Time"): since when the game waits for this seat, its deadline, reminders sent.
     waiting_since: Mapped[datetime | None]
     deadline_at: Mapped[datetime | None] = mapped_column(index=True)
     reminders_sent: Mapped[int] = mapped_column(default=0, server_default="0")

@@ -1,6 +1,6 @@
 """A transaction's writes in few, cached Core statements instead of the ORM's unit of work.
 
-A move used to spend a third of the worker's time in SQLAlchemy's flush (issue 5): per object
+A move used to spend a third of the worker's time in SQLAlchemy's flush (README, "Benchmarks"): per object
 bookkeeping, one UPDATE per changed row through the ORM's persistence machinery, and a
 multi-row ``INSERT .. VALUES`` of the outbox rows that psycopg parsed afresh every time (over
 50 parameters: its query cache skips it).  This module writes what a turn changed with as few

@@ -4,7 +4,7 @@
 template environments.  `MailComposer.compose` renders the text and HTML parts and writes
 the message directly as bytes (CRLF line ends), instead of building an
 `email.message.EmailMessage` with the default policy: that object model costs about 1.3 ms
-a message (issue 5), several times the cost of writing the few headers and two
+a message (README, "Benchmarks"), several times the cost of writing the few headers and two
 quoted-printable parts ourselves.  `bench` measures both; tests parse our output back with
 `email.policy.default` to check it.
 

@@ -58,7 +58,7 @@ __all__ = [
     "Welcome",
     "YourTurn",
     "KINDS",
-    # issue 4, time in long games
+    # time in long games (README, "Time")
     "DeadlineExtended",
     "GameAborted",
     "GamePaused",
@@ -90,7 +90,7 @@ class Recipient:
     name: str
     address: str
     language: str = "en"
-    #: IANA time zone for showing deadlines (issue 4); UTC until players set theirs.
+    #: IANA time zone for showing deadlines (README, "Time"); UTC until players set theirs.
     timezone: str = "UTC"
 
 
@@ -139,7 +139,7 @@ class HandResult:
 
 @dataclass(frozen=True, slots=True)
 class TalkLine:
-    """A line of table talk (``say ...``, issue 4) passed on to the other players."""
+    """A line of table talk (``say ...``, README "Table talk") passed on to the other players."""
 
     seat: int
     text: str
@@ -176,10 +176,10 @@ class GameContext:
     end_after_hands: int | None = None
     preset: str = "standard"
     table_talk: tuple[TalkLine, ...] = ()
-    deadline: datetime | None = None  # aware UTC datetime (issue 4)
+    deadline: datetime | None = None  # aware UTC datetime (README, "Time")
     #: Since when the game waits for the seats in ``waiting_for`` (the earliest of them).
     waiting_since: datetime | None = None
-    #: Playing ahead (issue 4): the recipient's queued cards, in order, and whether a computer
+    #: Playing ahead (README, "Playing ahead"): the recipient's queued cards, in order, and whether a computer
     #: player plays for them for the rest of this hand.
     queued: tuple[str, ...] = ()
     autopilot: bool = False
@@ -531,7 +531,7 @@ class Unsubscribe:
 
 
 # ---------------------------------------------------------------------------------------
-# Time in long games (issue 4): deadlines, absences, substitutes, the creator's commands.
+# Time in long games (README, "Time"): deadlines, absences, substitutes, the creator's commands.
 # Datetimes are aware UTC; the templates show them in the reader's zone (the `when` filter).
 # ---------------------------------------------------------------------------------------
 
@@ -776,7 +776,7 @@ class MailContext:
     recipient: Recipient
     detail: MailDetail
     game: GameContext | None = None
-    #: For news mails (issue 4): the ``List-Unsubscribe`` targets.
+    #: For news mails (README, "Notifications"): the ``List-Unsubscribe`` targets.
     unsubscribe: Unsubscribe | None = None
 
     def __post_init__(self) -> None:

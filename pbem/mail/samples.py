@@ -50,7 +50,7 @@ from .context import (
     Welcome,
     YourTurn,
 )
-from .context import (  # issue 4, time in long games
+from .context import (  # time in long games (README, "Time")
     DeadlineExtended,
     GameAborted,
     GamePaused,
@@ -144,7 +144,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "QUEUE_NOT_HELD": {"cards": ["QS", "AH"]},
     "NOTIFY_CHOICE": {},
     "AUTOPILOT_NOT_NOW": {},
-    # issue 4, time in long games
+    # time in long games (README, "Time")
     "NOT_THE_CREATOR": {},
     "GAME_NOT_PAUSED": {"status": "active"},
     "NOT_WAITING": {"name": "Dana"},
@@ -364,7 +364,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
 
 def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
                   waiting: GameContext) -> dict[str, list[MailContext]]:
-    """Issue 4's mails about time: reminders, stand-ins, pauses, vacations, substitutes."""
+    """The mails about time in long games (README, "Time"): reminders, stand-ins, pauses, vacations, substitutes."""
     since = datetime(2024, 5, 14, 18, 30, tzinfo=timezone.utc)
     deadline = datetime(2024, 5, 17, 18, 30, tzinfo=timezone.utc)
     grace = datetime(2024, 5, 18, 6, 30, tzinfo=timezone.utc)

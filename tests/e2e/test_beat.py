@@ -1,4 +1,4 @@
-"""Issue 4 §10: time-driven work runs from Celery beat itself, not from a test queueing it.
+"""Long games (README, "Time"): time-driven work runs from Celery beat itself, not from a test queueing it.
 
 A real Celery worker with beat inside it (``--beat``, as ``pbem serve`` runs it) on Redis, the
 SMTP front, PostgreSQL and an SMTP sink as the relay. Beat queues ``pbem.tick`` every second here

@@ -1,4 +1,4 @@
-"""Issue 4 §10: a game across 30 simulated days, on the production pipeline and a controllable clock.
+"""Long games (README, "Time"): a game across 30 simulated days, on the production pipeline and a controllable clock.
 
 Real processes: the SMTP front (``pbem smtp``), a real Celery worker on Redis, PostgreSQL, and an
 SMTP sink as the relay where the players read their mail; players write back over SMTP. Time is

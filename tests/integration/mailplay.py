@@ -1,4 +1,4 @@
-"""Helpers for the long-game tests (issue 4 §5-7, §9): games driven by mail through the services.
+"""Helpers for the long-game tests (README, "Playing ahead" to "Summaries"): games driven by mail through the services.
 
 Replies are stored as a front stores them and processed as the worker processes them, in this
 process, on the test's database (SQLite or PostgreSQL); the clock is a ``ManualClock``.

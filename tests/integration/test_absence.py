@@ -1,4 +1,4 @@
-"""Vacations (issue 4 §4): natural dates, each game's policy, the others told, the yearly allowance,
+"""Vacations (README, "Time"): natural dates, each game's policy, the others told, the yearly allowance,
 coming back early; on SQLite and PostgreSQL, on a ``ManualClock``."""
 
 from __future__ import annotations

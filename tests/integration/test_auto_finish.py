@@ -1,5 +1,5 @@
 """A hand whose unplayed cards cannot change any score is finished without asking anyone
-(issue 3 §8), through the services, on SQLite and PostgreSQL.
+(README, "Playing": a hand whose remaining cards cannot change any score), through the services, on SQLite and PostgreSQL.
 
 The first deal is explicit: seat 0 holds every club, the others none. Seat 0 leads a club to every
 trick and takes it; the others, void in clubs, throw their hearts and the queen of spades as soon

@@ -1,4 +1,4 @@
-"""``pbem game new`` on the command line (issue 3 §7): players, ``--bots``, ``--preset``,
+"""``pbem game new`` on the command line (README, "Starting a game"): players, ``--bots``, ``--preset``,
 ``--option`` and ``--deck`` (an explicit first deal: duplicate games), through click's CliRunner
 against a migrated SQLite database. What it wrote is read back from the database.
 """

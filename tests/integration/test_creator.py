@@ -1,4 +1,4 @@
-"""The creator's commands (issue 4 §8): pause, resume, extend, replace, abort, by mail and on the
+"""The creator's commands (README, "Time"): pause, resume, extend, replace, abort, by mail and on the
 command line, and the refusals; on SQLite and PostgreSQL."""
 
 from __future__ import annotations

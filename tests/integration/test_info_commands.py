@@ -1,4 +1,4 @@
-"""``help``, ``games`` and ``rules`` from a seated player (issue 3 §6): each is answered with its
+"""``help``, ``games`` and ``rules`` from a seated player (README, "Playing"): each is answered with its
 own mail, to that player only, and changes nothing in the game — no move, no new decision, the
 reply addresses the seats hold stay good. Through the services, on SQLite and PostgreSQL.
 """

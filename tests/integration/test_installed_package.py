@@ -1,5 +1,5 @@
 """An installed pbem (a built wheel, not the editable checkout) finds its templates, catalogs and
-migrations (issue 3 §9).
+migrations (README, "Running in production").
 
 The wheel is built from this checkout with hatchling's PEP 517 hook (the venv's hatchling: no
 isolated build environment, no network) and installed with pip into a fresh virtualenv that has

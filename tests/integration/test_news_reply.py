@@ -1,5 +1,5 @@
 """A card sent by replying to a news mail (``trick_done``, ``card_played``) rather than to the
-``your_turn`` mail is accepted when it is that seat's turn (issue 3 §5): the reply address is
+``your_turn`` mail is accepted when it is that seat's turn (README, "Playing"): the reply address is
 signed for the seat's decision number, and news does not change it, so a mail that was only news
 does not go stale. Through the services, on SQLite and PostgreSQL.
 """

@@ -1,4 +1,4 @@
-"""Notification choices (issue 4 §6) through the services, on SQLite and PostgreSQL: the levels,
+"""Notification choices (README, "Notifications") through the services, on SQLite and PostgreSQL: the levels,
 one-click unsubscribe (RFC 8058) by the web route and by mail, and the daily digest."""
 
 from __future__ import annotations

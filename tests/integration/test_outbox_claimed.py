@@ -1,4 +1,4 @@
-"""A move's mails sent by the task that applied it (issue 5), on SQLite and PostgreSQL, to real
+"""A move's mails sent by the task that applied it (README, "Running in production"), on SQLite and PostgreSQL, to real
 SMTP servers on 127.0.0.1: written already claimed, sent without a claim statement, left to the
 sweep once their short lease runs out when the task dies first; the relay connection kept open
 from move to move."""

@@ -1,4 +1,4 @@
-"""Playing ahead (issue 4 §5) through the services, on SQLite and PostgreSQL: queued cards and
+"""Playing ahead (README, "Playing ahead") through the services, on SQLite and PostgreSQL: queued cards and
 the autopilot, driven by mail and checked against the move log."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Summaries (issue 4 §9) through the services, on SQLite and PostgreSQL: the game-summary mail's
+"""Summaries (README, "Summaries") through the services, on SQLite and PostgreSQL: the game-summary mail's
 inline chart, table and statistics (checked against the engine's own events), the replay link,
 and the ``history`` mail."""
 

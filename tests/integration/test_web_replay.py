@@ -1,4 +1,4 @@
-"""The replay page (issue 4 §9): while the game is on, only what the seat may see; once it is
+"""The replay page (README, "Summaries"): while the game is on, only what the seat may see; once it is
 over, every deal and every pass. Reached by the seat's signed link only."""
 
 from __future__ import annotations

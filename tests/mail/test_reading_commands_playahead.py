@@ -1,4 +1,4 @@
-"""Reading the commands of playing ahead and notification choices (issue 4 §5, §6)."""
+"""Reading the commands of playing ahead and notification choices (README, "Playing ahead" and "Notifications")."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The message is what most replies look like: Gmail's multipart/alternative, UTF-8
 quoted-printable, a one-card answer above the quoted game mail (text and HTML). Prints messages
 per second and microseconds per message for each stage and for the whole path, and, for
-comparison, for the standard library's default-policy parser that issue 5 warns about.
+comparison, for the standard library's default-policy parser, several times slower.
 
 ``--hostile`` instead times the whole reading path (read, classify, extract, parse with every
 ``expected``, table talk) on each generator of :mod:`.hostile` at 10 kB, 100 kB, 1 MB and 10 MB

@@ -162,7 +162,7 @@ class NewGame:
         return int(self.options.get("bots", "0"))
 
 
-# Commands of long games (issue 4). They are recognised here; what they do is the services'.
+# Commands of long games (README, "Time", "Playing ahead", "Notifications"). They are recognised here; what they do is the services'.
 @dataclass(frozen=True, slots=True)
 class Vacation:
     """``vacation until <date>``, or ``vacation from <date> until <date>`` (planned ahead): the

@@ -1,7 +1,7 @@
 """Raw inbound bytes to a small :class:`IncomingMail` value.
 
 Parsing uses ``email.message_from_bytes(raw, policy=compat32)``: the default ``email.policy``
-builds header objects for every header and costs several times more (issue 5). With compat32
+builds header objects for every header and costs several times more (README, "Benchmarks"). With compat32
 header values stay raw strings, so this module decodes the few headers it needs itself
 (RFC 2047 encoded words, raw 8-bit UTF-8 or Latin headers, folding) and decodes bodies with the
 lenient rules of :mod:`.charsets`. Nothing here raises on malformed mail: the worst case is empty
