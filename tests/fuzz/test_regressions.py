@@ -1,8 +1,9 @@
 """Every mail that ever raised out of the worker's path (``tests/fuzz/regressions``) is replayed
 through that whole path (stored as a front stores it, then the ``pbem.process_inbound`` task's
 ``run_move``, answers sent to an SMTP sink) against a live target of its kind, and must leave
-its row in a terminal state with nothing escaping (README: every received mail reaches
-``done``, ``rejected``, ``ignored`` or ``failed``)."""
+its row in a terminal state (``done``, ``rejected``, ``ignored`` or ``failed``) with nothing
+escaping: the reading path never raises, whatever the bytes (``pbem.mail.reading``'s docstring),
+and the worker's task settles every mail it is given."""
 
 from __future__ import annotations
 
