@@ -26,8 +26,8 @@ def test_every_fault_loses_nothing_doubles_nothing_and_recovers_within_the_deadl
         print(line, flush=True)
 
     options = FaultOptions(
-        rate=5.0, faults=FAULTS, down_seconds=5.0, relay_down_seconds=5.0, busy_seconds=5.0,
-        lead_seconds=2.0, settle_seconds=60.0, games=12, drain_seconds=200.0, seed="ci-faults",
+        rate=5.0, faults=FAULTS, down_seconds=3.0, relay_down_seconds=3.0, busy_seconds=5.0,
+        lead_seconds=1.0, settle_seconds=60.0, games=12, drain_seconds=200.0, seed="ci-faults",
     )
     result = run(options, echo=echo)
     report = "\n".join(lines)
