@@ -2,8 +2,8 @@
 
 By mail (:mod:`pbem.services.commands.creator`), from the creator's address to their own seat's
 address in that game (``pause``, ``resume``, ``extend 24h``, ``extend Bob``, ``extend Bob 2d``,
-``replace Bob ana@example.org``, ``abort``); anyone else sending them gets a ``NOT_THE_CREATOR`` refusal and nothing changes. On the
-command line, the operator may do the same to any game (``pbem game pause|resume|extend|replace|
+``replace Bob ana@example.org``, ``abort``); anyone else sending them gets a ``NOT_THE_CREATOR``
+refusal and nothing changes. On the command line, the operator may do the same to any game (``pbem game pause|resume|extend|replace|
 abort``). In a mail, a player is named by their name as the mails show it, their address, or their
 seat's number in playing order (1 first); on the command line by the seat number of ``pbem game
 show`` (0 first) or the address.

@@ -1,9 +1,9 @@
-"""Notification choices (issue 4 §6): the ``notify`` command, one-click unsubscribe, the digest.
+"""Notification choices (README, "Notifications"): the levels, one-click unsubscribe, the digest.
 
-``notify <level>`` in a reply to a game's mail sets that game's level (``seats.notify``); with
-``everywhere`` it sets the player's default (``players.prefs["notify"]``) and clears every
-per-game choice of their running games, so it really holds everywhere. The levels and what
-each sends are in :mod:`pbem.services.notify`.
+``notify <level>`` (the mail command: :mod:`pbem.services.commands.notify`) in a reply to a
+game's mail sets that game's level (``seats.notify``); with ``everywhere`` it sets the player's
+default (``players.prefs["notify"]``) and clears every per-game choice of their running games, so
+it really holds everywhere. The levels and what each sends are in :mod:`pbem.services.notify`.
 
 One-click unsubscribe (RFC 8058): every news mail carries a signed link (``pbem.web.unsubscribe``)
 naming the game, the seat and the player. A POST to it switches that game to ``turn_only``

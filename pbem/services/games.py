@@ -92,7 +92,7 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
     state = GameState.new(Rules.from_dict(game.rules))
     game.status = GameStatus.ACTIVE
     turn = begin_turn(game, list(game.seats), state, now, inbound_id)
-    for seat_row in turn.seats:  # issue 4: joined while on vacation, as in the player's other games
+    for seat_row in turn.seats:  # joined while on vacation, as in the player's other games (README, "Time")
         player = seat_row.player
         if (game.absence_policy == "bot" and player is not None and player.vacation_until is not None
                 and player.vacation_until > now):
@@ -119,7 +119,7 @@ def settle(session: Session, svc: Services, turn: Turn,
                 for s in turn.seats if s.player is not None}
     run_automation(session, turn, rng=svc.rng, default_bot=svc.settings.bot_name, autoplay_single=autoplay)
     end_turn(turn)
-    update_waiting(turn)  # issue 4: deadlines of the seats now asked to decide
+    update_waiting(turn)  # deadlines of the seats now asked to decide (README, "Time")
     rows = before_news(turn) if before_news is not None else []
     rows += notify_turn(session, svc, turn)
     # No flush here: the turn's rows are written with the rest of the transaction, in one

@@ -3,16 +3,19 @@
 ``process_inbound(svc, inbound_id)`` is what the worker task calls. It runs in one transaction that
 locks the inbound row (so a mail delivered twice, or a task run twice, is processed once), applies
 whatever the mail asks (a move goes through :mod:`pbem.services.turns`), writes the outbox rows, and
-marks the row ``done``/``rejected``/``ignored`` with an outcome for operators.  A verified mail to a
-seat's address is carried out by the mail command registered for it (:mod:`pbem.services.requests`,
-:mod:`pbem.services.commands`): this module knows the registry, not the commands. The outbox row ids are
+marks the row ``done``/``rejected``/``ignored`` with an outcome for operators. The outbox row ids are
 returned for the caller to queue after the commit.
 
-Who may move (README, "Playing by mail"): a reply must go to a seat's signed address (``hearts+…``), come from the
-seat's registered address, and answer the seat's current decision. Anything else changes nothing and
-is answered, if at all, only at a registered player's own address — never to an unverified sender.
-A late reply (to a decision already made) is refused even when the card would be legal now: the
-player chose that card for an earlier trick, so playing it in a later one is not what they meant.
+A verified mail to a seat's address is carried out by the mail command registered for it
+(:mod:`pbem.services.requests`, the commands in :mod:`pbem.services.commands`): this module knows
+the registry, not the commands.
+
+Who may move (README, "Playing by mail"): a reply must go to a seat's signed address
+(``hearts+…``), come from the seat's registered address, and answer the seat's current decision.
+Anything else changes nothing and is answered, if at all, only at a registered player's own
+address — never to an unverified sender. A late reply (to a decision already made) is refused even
+when the card would be legal now: the player chose that card for an earlier trick, so playing it in
+a later one is not what they meant.
 """
 
 from __future__ import annotations
@@ -356,7 +359,7 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         sender = _player_by_address(session, mail.from_address)
         if _verified(session, sender):
             mails = reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
-                           now, row.id)
+                          now, row.id)
         return Outcome(InboundStatus.REJECTED, "BAD_ADDRESS", {"problem": error.code}, mails)
     try:
         game = load_game(session, token.game_id)
@@ -372,7 +375,7 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         mails = []
         if owner is not None and seat.status == SeatStatus.JOINED:
             mails = reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
-                           now, row.id, game=game)
+                          now, row.id, game=game)
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
                        {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
 
@@ -572,7 +575,7 @@ def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: I
     if not isinstance(command, (cmd.Accept, cmd.Decline)):
         # Neither a yes nor a no: ask again (the sender is the invited address), never guess.
         mails = reply(session, svc, invitee, mc.RequestRejected("INVITATION_UNCLEAR", {"game": game.id}), now,
-                       row.id, reply_to=row.recipient) if invitee is not None else []
+                      row.id, reply_to=row.recipient) if invitee is not None else []
         return Outcome(InboundStatus.REJECTED, "INVITATION_UNCLEAR", {"invitation": inv.id}, mails)
     accepted = isinstance(command, cmd.Accept)
     creator = game.creator

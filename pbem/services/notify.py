@@ -1,4 +1,4 @@
-"""Who is told what after a turn, by each player's notification choice (issue 4 §6).
+"""Who is told what after a turn, by each player's notification choice (README, "Notifications").
 
 A seat's *level* is this game's choice (``seats.notify``), else the player's (``players.prefs
 ["notify"]``), else ``turn_and_trick``:

@@ -1,4 +1,4 @@
-"""Summaries (issue 4 §9): the end-of-game mail's chart and statistics, and ``history``.
+"""Summaries (README, "Summaries"): the end-of-game mail's chart and statistics, and ``history``.
 
 The game-summary mail shows each player's total after every hand as a chart (a PNG drawn by
 :mod:`pbem.mail.chart`, inline in the HTML part) and as a table (the text part), statistics
@@ -10,9 +10,9 @@ counted from the move log, and a signed link to the replay page of the whole gam
 - queen of spades: how often each player took the trick holding QS;
 - hearts taken: heart *cards* taken, whatever they scored under the game's rules.
 
-``history`` mails every move of the game that the seat may see: its own passes, every trick of
-every hand (the cards of a trick are seen by the whole table), hand results. Never a deal, nor
-another seat's pass.
+``history`` (the mail command: :mod:`pbem.services.commands.info`) mails every move of the game
+that the seat may see: its own passes, every trick of every hand (the cards of a trick are seen by
+the whole table), hand results. Never a deal, nor another seat's pass.
 """
 
 from __future__ import annotations

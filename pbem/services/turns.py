@@ -78,7 +78,7 @@ class Turn:
     played_out: dict[int, list[str]] = field(default_factory=dict)
     #: Whether a new hand was dealt in this turn (every decision after it is a new one).
     dealt: bool = False
-    #: Cards played for people as they asked (their queue, or the autopilot), by seat (issue 4 §5).
+    #: Cards played for people as they asked (their queue, or the autopilot), by seat (README, "Playing ahead").
     played_ahead: dict[int, list[str]] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
