@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Protocol
 
+from .heuristic import HeuristicBot
+from .random_bot import RandomBot
+from .strong import StrongBot
 from .view import BotView, as_bot_view, bot_view
 
 
@@ -31,20 +34,14 @@ class Bot(Protocol):
 
 
 def _random(seed: Any, **options: Any) -> Bot:
-    from .random_bot import RandomBot
-
     return RandomBot(seed, **options)
 
 
 def _heuristic(seed: Any, **options: Any) -> Bot:
-    from .heuristic import HeuristicBot
-
     return HeuristicBot(seed, **options)
 
 
 def _strong(seed: Any, **options: Any) -> Bot:
-    from .strong import StrongBot
-
     return StrongBot(seed, **options)
 
 

@@ -24,7 +24,12 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError
+from psycopg.types.array import ListBinaryDumper
 from sqlalchemy.orm import Session, sessionmaker
+
+from pbem.db import writes
+from pbem.db.arrays import BinaryArray, PackedArray, PackedArrayDumper
+from pbem.db.models import Game, Seat
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 POOL_RECYCLE_S = 3600
@@ -69,10 +74,6 @@ def make_engine(
 def _tune_psycopg(dbapi_connection: Any, _record: Any) -> None:
     """Array parameters of ``pbem.db.writes`` go in binary (``pbem.db.arrays``): packed by pbem,
     or by psycopg's list dumper (no per-byte escaping of ``bytea``)."""
-    from psycopg.types.array import ListBinaryDumper
-
-    from pbem.db.arrays import BinaryArray, PackedArray, PackedArrayDumper
-
     dbapi_connection.adapters.register_dumper(BinaryArray, ListBinaryDumper)
     dbapi_connection.adapters.register_dumper(PackedArray, PackedArrayDumper)
 
@@ -114,9 +115,6 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     changed games and seats are written by Core UPDATEs (``writes.write_dirty``; a game's rows
     are written under its lock, so their order cannot deadlock, and its changed seats can go in
     one statement), the rest by the ORM."""
-    from pbem.db import writes
-    from pbem.db.models import Game, Seat
-
     factory = sessionmaker(bind=engine, expire_on_commit=False)
     writes.install(factory, dirty_classes=(Game, Seat), merged_classes=(Seat,))
     return factory

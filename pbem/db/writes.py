@@ -44,6 +44,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
+from pbem.db.arrays import array_packer  # for PostgreSQL (psycopg's binary arrays)
+
 __all__ = [
     "PendingRow",
     "add_row",
@@ -296,8 +298,6 @@ def _together_statement(shapes: tuple[tuple[Any, ...], ...], dialect: Dialect) -
 
     Serial ids are drawn in the order the rows are inserted, which ``ORDER BY`` fixes, so the
     sorted ids match the rows (SQLAlchemy's "insertmanyvalues" relies on the same rule)."""
-    from pbem.db.arrays import array_packer  # psycopg's: PostgreSQL only
-
     ctes: list[str] = []
     processors: list[tuple[tuple[str, Any, Any], ...]] = []
     outputs: list[tuple[int, str]] = []

@@ -40,11 +40,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from email.message import EmailMessage
+from email.policy import SMTP
 from email.utils import format_datetime
 from pathlib import Path
 
+from pbem.resources import templates_dir as find_templates
+
 from .context import InlineImage, MailContext, YourTurn
 from .render import MailRenderer, RenderedMail
+from .samples import sample_contexts
 
 __all__ = ["ComposedMail", "MailComposer", "bench", "canonical_cards"]
 
@@ -397,9 +402,6 @@ def _compose_with_email_message(
     rendered: RenderedMail, context: MailContext, *, sender: str, message_id: str
 ) -> bytes:
     """The same message through the standard library's object model (for `bench` only)."""
-    from email.message import EmailMessage
-    from email.policy import SMTP
-
     message = EmailMessage()
     message["From"] = f"{rendered.from_name} <{sender}>"
     message["To"] = f"{context.recipient.name} <{context.recipient.address}>"
@@ -425,11 +427,7 @@ def bench(n: int = 2000, *, templates_dir: str | Path | None = None, language: s
     Uses the sample `your_turn` context (the most common mail) and counts CPU time.
     Figures are for reading, never for asserting.
     """
-    from .samples import sample_contexts
-
     if templates_dir is None:
-        from pbem.resources import templates_dir as find_templates
-
         templates_dir = find_templates()
     composer = MailComposer(templates_dir, domain="hearts.example.org")
     context = sample_contexts(language)["your_turn"][0]
