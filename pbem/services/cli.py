@@ -121,17 +121,15 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         options: tuple[str, ...], seed: str | None, deck: str | None, title: str, deadline: str, weekends: str,
         grace: str, reminder: str, policy: str) -> None:
     """Create a game and deal its first hand; players are mailed at once."""
-    from pbem.db.session import transaction
-    from pbem.engine import IllegalMove, InvalidRules, Rules
-
     from .app import Services
     from .deadlines import BadTiming, timing_from_options
-    from .games import SeatSpec, create_game, start_game
+    from .games import SeatSpec
+    from .operator import OperatorRefused, make_rules, start_new_game
 
     try:
-        rules = Rules.make(preset, **parse_options(options))
-    except InvalidRules as error:
-        raise click.ClickException(f"rules refused: {error.code} {error.details}") from error
+        rules = make_rules(preset, parse_options(options))
+    except OperatorRefused as error:
+        raise click.ClickException(str(error)) from error
     try:
         timing = timing_from_options({"deadline": deadline, "weekends": weekends, "grace": grace,
                                       "reminder": reminder, "policy": policy})
@@ -149,17 +147,13 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         raise click.ClickException(f"{rules.players} players needed, {len(specs)} given")
     require_migrated(settings)
     with Services.from_settings(settings) as svc:
-        with transaction(svc.session_factory) as session:
-            game_row = create_game(session, svc, rules=rules, seats=specs, seed=seed, title=title)
-            timing.apply(game_row)
-            try:
-                mails = start_game(session, svc, game_row, first_deck=deck.split() if deck else None)
-            except IllegalMove as error:
-                raise click.ClickException(f"deck refused: {error.code} {error.details}") from error
-            ids = [m.id for m in mails]
-            game_id = game_row.id
-    queue_mails(settings, ids)
-    click.echo(f"game {game_id} started ({preset}); {len(ids)} mails queued")
+        try:
+            started = start_new_game(svc, rules=rules, seats=specs, timing=timing, seed=seed, title=title,
+                                     first_deck=deck.split() if deck else None)
+        except OperatorRefused as error:
+            raise click.ClickException(str(error)) from error
+    queue_mails(settings, started.mail_ids)
+    click.echo(f"game {started.game_id} started ({preset}); {len(started.mail_ids)} mails queued")
 
 
 @contextmanager

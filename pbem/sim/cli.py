@@ -17,11 +17,8 @@ from typing import Any, Iterator
 
 import click
 
-from pbem.bots.strong import DEFAULT_PLAYOUTS
-from pbem.engine import InvalidRules, Rules
-from pbem.engine.rules import PRESETS
-
-from .runner import Report, SimConfig, UnitResult, simulate as run_simulation
+from .runner import PRESET_NAMES, STRONG_PLAYOUTS, BadRules, Report, SimConfig, UnitResult, make_rules
+from .runner import simulate as run_simulation
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -62,11 +59,11 @@ def _names(text: str | None) -> tuple[str, ...]:
               help="One bot per seat (with --compare: the other seats; default: B in each).")
 @click.option("--compare", "compare_text", metavar="A:B",
               help="Paired comparison: every deal with A in a seat, and with B in that same seat.")
-@click.option("--preset", type=click.Choice(sorted(PRESETS)), default="standard", show_default=True)
+@click.option("--preset", type=click.Choice(PRESET_NAMES), default="standard", show_default=True)
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A rules option (repeatable).")
 @click.option("--seed", default="1", show_default=True, help="Seed of the deals and of the bots' decisions.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes to use.")
-@click.option("--playouts", type=click.IntRange(min=1), default=DEFAULT_PLAYOUTS, show_default=True,
+@click.option("--playouts", type=click.IntRange(min=1), default=STRONG_PLAYOUTS, show_default=True,
               help="strong: card playouts per decision.")
 @click.option("--move-time", type=click.FloatRange(min=0, min_open=True), default=None,
               help="strong: also stop searching after this many seconds (results then depend on speed).")
@@ -80,10 +77,8 @@ def simulate(deals: int | None, games: int | None, bots_text: str | None, compar
         raise click.UsageError("give --deals or --games, not both")
     overrides = dict(parse_option(o) for o in options)
     try:
-        rules = Rules.make(preset, **overrides)
-    except InvalidRules as error:
-        raise click.UsageError(f"rules: {error}") from error
-    except TypeError as error:
+        rules = make_rules(preset, overrides)
+    except BadRules as error:
         raise click.UsageError(f"rules: {error}") from error
     compare = None
     if compare_text:

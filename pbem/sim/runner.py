@@ -23,9 +23,30 @@ from typing import Any, Callable, Iterator, Mapping
 
 from pbem.bots import BOTS, Bot, get_bot
 from pbem.bots.match import play_hand
-from pbem.engine import OVER, Rules, new_game, shuffled_deck
+from pbem.bots.strong import DEFAULT_PLAYOUTS
+from pbem.engine import OVER, InvalidRules, Rules, new_game, shuffled_deck
+from pbem.engine.rules import PRESETS
 
 from .stats import Estimate, estimate
+
+PRESET_NAMES: tuple[str, ...] = tuple(sorted(PRESETS))
+"""The rules presets a run starts from (``pbem simulate --preset``)."""
+
+STRONG_PLAYOUTS: int = DEFAULT_PLAYOUTS
+"""The strong bot's card playouts per decision when a run does not say."""
+
+
+class BadRules(ValueError):
+    """Rules a run cannot play: the preset refuses the options, or an option is unknown (the text is
+    the engine's reason)."""
+
+
+def make_rules(preset: str, options: Mapping[str, Any]) -> Rules:
+    """The preset's rules with the options over it; :class:`BadRules` when they cannot be made."""
+    try:
+        return Rules.make(preset, **options)
+    except (InvalidRules, TypeError) as error:
+        raise BadRules(str(error)) from error
 
 
 @dataclass(frozen=True)
