@@ -802,8 +802,8 @@ def measure(stack: FaultStack, records: Sequence[FaultRecord], concurrency: int)
                 elif copies > 1 or mail_status == OutboundStatus.PENDING:
                     figures.duplicates += 1  # delivered again, or will be once its lease runs out
                     arrived = players.arrival(message_id)
-                    when = ("" if arrived is None else " before the part came back" if arrived < record.back_at
-                            else " after it came back")
+                    when = ("" if arrived is None else ", first before the part came back"
+                            if arrived < record.back_at else ", first after it came back")
                     figures.duplicate_why[f"delivered {copies}x{when}, row {mail_status}"] += 1
         out.append(figures)
     return out
