@@ -226,20 +226,20 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if in_process:
-            from pbem.cli_run import LOG_FORMAT
+            from pbem.cli.run import LOG_FORMAT
             from pbem.config import Settings
             from pbem.services.app import Services
             from pbem.smtp.server import SmtpFront
             from workers import make_celery
             from workers.queueing import InboundQueue
 
-            # As pbem smtp logs (pbem.cli_run), into a file.
+            # As pbem smtp logs (pbem.cli.run), into a file.
             logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, filename=str(base / "smtp.log"))
             logging.getLogger("mail.log").setLevel(logging.WARNING)
             if profiles is not None:
                 profiles.install()
             settings = Settings.from_env(env)
-            svc = Services.from_settings(settings)  # as pbem smtp builds the front (pbem.cli_run.smtp)
+            svc = Services.from_settings(settings)  # as pbem smtp builds the front (pbem.cli.run.smtp)
             queue = InboundQueue(make_celery(settings))
             front = SmtpFront(settings, session_factory=svc.session_factory, queue=queue,
                               clock=svc.clock.now).start()

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from pbem.cli import main
+from pbem.cli.sim import parse_option
 from pbem.engine import Rules
-from pbem.sim.cli import parse_option
 from pbem.sim.runner import SimConfig, play_unit, simulate, summarise
 from pbem.sim.stats import estimate, t_quantile
 

@@ -7,10 +7,12 @@ and optionally a seed (every deal reproducible) or an explicit deck for the firs
 games: the same deals at several tables). ``pbem game show`` prints a game's state; ``pbem game
 check`` replays the move log and compares it with the cached snapshot.
 
-The operator may also do what a game's creator does by mail (issue 4): ``pbem game pause|resume|
-abort GAME``, ``pbem game extend GAME [--seat S] [--hours H]``, ``pbem game replace GAME SEAT
-ADDRESS`` (a seat is its number in ``pbem game show``, 0 first, or its player's address); and
-``pbem game tick`` runs the time-driven work once, as the ``pbem.tick`` task does every minute.
+The operator may also do what a game's creator does by mail (the README's "Playing by mail", under
+**Time**): ``pbem game pause|resume|abort GAME``, ``pbem game extend GAME [--seat S] [--hours H]``,
+``pbem game replace GAME SEAT ADDRESS`` (a seat is its number in ``pbem game show``, 0 first, or its
+player's address); and ``pbem game tick`` runs the time-driven work once, as the ``pbem.tick`` task
+does every minute.  The commands call the services and queue the mails they wrote through
+``workers.queueing``.
 """
 
 from __future__ import annotations
@@ -23,10 +25,24 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
+from kombu.exceptions import KombuError
 
-from pbem.cli import pass_settings
+from pbem.cli.settings import pass_settings
 from pbem.config import Settings
+from pbem.db import migrate
+from pbem.db.session import transaction
 from pbem.mail.reading.clean import MAX_NAME_CHARS, clean_display_name, is_mail_address
+from pbem.services.app import Services
+from pbem.services.creator import (CreatorRefused, abort_game, extend_deadline, find_seat, pause_game,
+                                   replace_player, resume_game)
+from pbem.services.deadlines import BadTiming, timing_from_options
+from pbem.services.gamestore import GameNotFound, load_game, snapshot_agrees
+from pbem.services.games import SeatSpec
+from pbem.services.operator import OperatorRefused, make_rules, start_new_game
+from pbem.services.table import sorted_seats
+from pbem.services.tick import tick
+from workers.app import make_celery
+from workers.queueing import queue_outbound
 
 log = logging.getLogger("pbem.cli")
 
@@ -49,11 +65,6 @@ def queue_mails(settings: Settings, ids: list[int]) -> None:
     """Queue the outbox rows for sending; if the broker is down the sweep sends them later."""
     if not ids:
         return
-    from kombu.exceptions import KombuError
-
-    from workers.app import make_celery
-    from workers.queueing import queue_outbound
-
     try:
         queue_outbound(make_celery(settings), ids)
     except (KombuError, OSError) as error:  # the rows are committed: the periodic sweep will send them
@@ -84,9 +95,7 @@ def player_argument(text: str) -> tuple[str, str | None]:
 def require_migrated(settings: Settings) -> None:
     """A clear error when the configured database is not migrated (a wrong directory or variable
     would otherwise quietly create an empty SQLite file and fail with a SQL error)."""
-    from pbem.db.migrate import current, head
-
-    if current(settings.database_url) != head():
+    if migrate.current(settings.database_url) != migrate.head():
         raise click.ClickException(
             f"the database {settings.database_url} is not migrated: run `pbem db upgrade`, or point "
             f"PBEM_DATABASE_URL / PBEM_DATA_DIR at the server's database (working directory: {os.getcwd()})")
@@ -121,11 +130,6 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         options: tuple[str, ...], seed: str | None, deck: str | None, title: str, deadline: str, weekends: str,
         grace: str, reminder: str, policy: str) -> None:
     """Create a game and deal its first hand; players are mailed at once."""
-    from .app import Services
-    from .deadlines import BadTiming, timing_from_options
-    from .games import SeatSpec
-    from .operator import OperatorRefused, make_rules, start_new_game
-
     try:
         rules = make_rules(preset, parse_options(options))
     except OperatorRefused as error:
@@ -160,11 +164,6 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
 def _reading_game(settings: Settings, game_id: int) -> Iterator[tuple[Any, Any]]:
     """``(session, game)`` for a command that only reads one game; clear errors for a missing game
     or an unmigrated database."""
-    from pbem.db.session import transaction
-
-    from .app import Services
-    from .gamestore import GameNotFound, load_game
-
     require_migrated(settings)
     with Services.from_settings(settings) as svc, transaction(svc.session_factory) as session:
         try:
@@ -191,8 +190,6 @@ def show(settings: Settings, game_id: int) -> None:
 @pass_settings
 def check(settings: Settings, game_id: int) -> None:
     """Replay the move log and compare it with the cached snapshot."""
-    from .gamestore import snapshot_agrees
-
     with _reading_game(settings, game_id) as (session, row):
         ok = snapshot_agrees(session, row)
     click.echo("snapshot agrees with the move log" if ok else "snapshot DIFFERS from the move log")
@@ -200,18 +197,12 @@ def check(settings: Settings, game_id: int) -> None:
         raise SystemExit(1)
 
 
-# -- the operator's share of the creator's commands (issue 4) -------------------------------------------
+# -- the operator's share of the creator's commands (the README's "Playing by mail", Time) ----------
 
 
 def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
     """Run ``action(session, svc, game, now)`` in one transaction on the locked game, queue its
     mails, and turn a refusal into a clear error."""
-    from pbem.db.session import transaction
-
-    from .app import Services
-    from .creator import CreatorRefused
-    from .gamestore import GameNotFound, load_game
-
     require_migrated(settings)
     with Services.from_settings(settings) as svc:
         with transaction(svc.session_factory) as session:
@@ -230,9 +221,6 @@ def _run_on_game(settings: Settings, game_id: int, action: Any) -> None:
 
 
 def _seat(game_row: Any, text: str) -> Any:
-    from .creator import CreatorRefused, find_seat
-    from .table import sorted_seats
-
     seat = find_seat(sorted_seats(game_row), text, first=0)
     if seat is None:
         raise CreatorRefused("NO_SUCH_SEAT", seat=text)
@@ -244,8 +232,6 @@ def _seat(game_row: Any, text: str) -> Any:
 @pass_settings
 def pause(settings: Settings, game_id: int) -> None:
     """Pause a game: no moves, deadlines stopped; the players are told."""
-    from .creator import pause_game
-
     _run_on_game(settings, game_id, lambda session, svc, row, now: pause_game(session, svc, row, now))
 
 
@@ -254,8 +240,6 @@ def pause(settings: Settings, game_id: int) -> None:
 @pass_settings
 def resume(settings: Settings, game_id: int) -> None:
     """Resume a paused game; every seat it waits for gets a fresh deadline."""
-    from .creator import resume_game
-
     _run_on_game(settings, game_id, lambda session, svc, row, now: resume_game(session, svc, row, now))
 
 
@@ -264,8 +248,6 @@ def resume(settings: Settings, game_id: int) -> None:
 @pass_settings
 def abort(settings: Settings, game_id: int) -> None:
     """Call a game off; the players are told, with the scores at that point."""
-    from .creator import abort_game
-
     _run_on_game(settings, game_id, lambda session, svc, row, now: abort_game(session, svc, row, now))
 
 
@@ -277,8 +259,6 @@ def abort(settings: Settings, game_id: int) -> None:
 @pass_settings
 def extend(settings: Settings, game_id: int, seat: str | None, hours: int | None) -> None:
     """Give a seat (or every seat the game waits for) more time."""
-    from .creator import extend_deadline
-
     _run_on_game(settings, game_id, lambda session, svc, row, now: extend_deadline(
         session, svc, row, now, seat=_seat(row, seat) if seat is not None else None, hours=hours))
 
@@ -290,8 +270,6 @@ def extend(settings: Settings, game_id: int, seat: str | None, hours: int | None
 @pass_settings
 def replace(settings: Settings, game_id: int, seat: str, address: str) -> None:
     """Offer a seat to a substitute (an invitation to ADDRESS; the seat changes hands when accepted)."""
-    from .creator import replace_player
-
     _run_on_game(settings, game_id, lambda session, svc, row, now: replace_player(
         session, svc, row, now, seat=_seat(row, seat), address=address))
 
@@ -300,9 +278,6 @@ def replace(settings: Settings, game_id: int, seat: str, address: str) -> None:
 @pass_settings
 def tick_command(settings: Settings) -> None:
     """Run the time-driven work once (reminders, deadline policies, vacations, digests)."""
-    from .app import Services
-    from .tick import tick
-
     require_migrated(settings)
     with Services.from_settings(settings) as svc:
         ids = tick(svc)

@@ -1,8 +1,20 @@
-"""``pbem bench``: benchmarks that print figures."""
+"""``pbem bench``: benchmarks that print figures (the benchmarks themselves are in ``pbem.bench``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from pbem.bench.e2e import Options as E2eOptions
+from pbem.bench.e2e import run as run_e2e
+from pbem.bench.engine_speed import run as run_engine_speed
+from pbem.bench.faults import FaultOptions
+from pbem.bench.faults import run as run_faults
+from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
+from pbem.bench.fuzz import Options as FuzzOptions
+from pbem.bench.fuzz import main_report as run_fuzz
+from pbem.bench.retention import run as run_retention
 
 
 @click.group()
@@ -15,9 +27,7 @@ def bench() -> None:
 @click.option("--seconds", default=2.0, show_default=True, help="length of one round")
 def engine(rounds: int, seconds: float) -> None:
     """Complete random hands per second: pbem's engine beside OpenSpiel's C++ Hearts."""
-    from .engine_speed import run
-
-    run(rounds=rounds, seconds=seconds, echo=click.echo)
+    run_engine_speed(rounds=rounds, seconds=seconds, echo=click.echo)
 
 
 @bench.command("retention")
@@ -26,9 +36,7 @@ def engine(rounds: int, seconds: float) -> None:
 @click.option("--retention-days", default=30.0, show_default=True, help="PBEM_MAIL_RETENTION_DAYS (0: keep)")
 def retention(days: int, mails_per_day: int, retention_days: float) -> None:
     """The outbox's size on disk over simulated days, with mail retention (PostgreSQL)."""
-    from .retention import run
-
-    run(days=days, mails_per_day=mails_per_day, retention_days=retention_days, echo=click.echo)
+    run_retention(days=days, mails_per_day=mails_per_day, retention_days=retention_days, echo=click.echo)
 
 
 @bench.command("e2e")
@@ -53,14 +61,12 @@ def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, 
         flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, pool: str,
         durable: bool, keep_dir: bool, profile_rate: float) -> None:
     """The whole mail path under load: SMTP front, Celery worker on Redis, a database, relay sink."""
-    from .e2e import Options, run
-
-    run(Options(database=database, rates=[float(r) for r in rates.split(",") if r],
-                step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
-                idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
-                flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, pool=pool, durable=durable, keep_dir=keep_dir,
-                profile_rate=profile_rate),
-        echo=click.echo)
+    run_e2e(E2eOptions(database=database, rates=[float(r) for r in rates.split(",") if r],
+                       step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
+                       idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
+                       flat_rate=flat_rate, flat_seconds=flat_seconds, concurrency=concurrency, pool=pool,
+                       durable=durable, keep_dir=keep_dir, profile_rate=profile_rate),
+            echo=click.echo)
 
 
 @bench.command("faults")
@@ -83,14 +89,12 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
            sweep_seconds: float | None, keep_dir: bool) -> None:
     """Kill and restart each part of the pipeline under load: lost, doubled, respawns, recovery.
     Exits 1 when a goal is missed."""
-    from .faults import FaultOptions, run
-
-    result = run(FaultOptions(database=database, rate=rate, faults=[f for f in faults.split(",") if f],
-                              down_seconds=down_seconds, relay_down_seconds=relay_down_seconds,
-                              settle_seconds=settle_seconds, busy_seconds=busy_seconds, games=games,
-                              concurrency=concurrency, cpus=cpus, sweep_seconds=sweep_seconds,
-                              keep_dir=keep_dir),
-                 echo=click.echo)
+    result = run_faults(FaultOptions(database=database, rate=rate, faults=[f for f in faults.split(",") if f],
+                                     down_seconds=down_seconds, relay_down_seconds=relay_down_seconds,
+                                     settle_seconds=settle_seconds, busy_seconds=busy_seconds, games=games,
+                                     concurrency=concurrency, cpus=cpus, sweep_seconds=sweep_seconds,
+                                     keep_dir=keep_dir),
+                        echo=click.echo)
     if not result.ok:
         raise SystemExit(1)
 
@@ -112,12 +116,8 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
 def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes: str | None, limit: float,
          size_limit: float, send: bool) -> None:
     """Hostile mail through the worker's whole path (SQLite, one process, the real services)."""
-    from pathlib import Path
-
-    from .fuzz import DEFAULT_CORPUS, Options, main_report, parse_size
-
-    status = main_report(Options(messages=messages, seed=seed, sizes=[parse_size(s) for s in sizes.split(",") if s],
-                                 corpus=Path(corpus) if corpus else DEFAULT_CORPUS,
-                                 save_crashes=Path(save_crashes) if save_crashes else None, limit=limit,
-                                 size_limit=size_limit, send=send), echo=click.echo)
+    status = run_fuzz(FuzzOptions(messages=messages, seed=seed, sizes=[parse_size(s) for s in sizes.split(",") if s],
+                                  corpus=Path(corpus) if corpus else DEFAULT_CORPUS,
+                                  save_crashes=Path(save_crashes) if save_crashes else None, limit=limit,
+                                  size_limit=size_limit, send=send), echo=click.echo)
     raise SystemExit(status)

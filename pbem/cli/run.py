@@ -1,5 +1,4 @@
-"""The running commands: ``pbem serve``, ``pbem smtp``, ``pbem worker``, ``pbem beat``,
-``pbem mail inject``.
+"""The running commands: ``pbem serve``, ``pbem smtp``, ``pbem worker``, ``pbem beat``.
 
 ``serve`` is the one-command development server (see ``pbem.serve``); the others
 are the production processes, one per container in ``docker-compose.yml``.
@@ -15,17 +14,20 @@ import os
 import signal
 import sys
 import threading
-from email.parser import BytesHeaderParser
-from email.policy import compat32
-from email.utils import getaddresses, parseaddr
 from typing import Any
 
 import click
 
-from pbem.cli import pass_settings
+from pbem.cli.settings import pass_settings
 from pbem.config import Settings
+from pbem.serve import serve as run_everything
+from pbem.services.app import Services
+from pbem.smtp.server import SmtpFront
+from workers import make_celery
+from workers.app import embedded_broker_file
+from workers.queueing import InboundQueue
 
-__all__ = ["beat", "mail", "serve", "smtp", "worker"]
+__all__ = ["LOG_FORMAT", "beat", "serve", "smtp", "worker"]
 
 LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(name)s] %(message)s"
 
@@ -43,22 +45,14 @@ def _configure_logging() -> None:
 def serve(settings: Settings, concurrency: int) -> None:
     """Run everything: SMTP front, web front, a Celery worker and beat, on SQLite
     (migrates the database first).  Ctrl-C stops it all."""
-    from pbem.serve import serve as run
-
     _configure_logging()
-    sys.exit(run(settings, concurrency=concurrency, echo=click.echo))
+    sys.exit(run_everything(settings, concurrency=concurrency, echo=click.echo))
 
 
 @click.command()
 @pass_settings
 def smtp(settings: Settings) -> None:
     """Run the SMTP front on PBEM_SMTP_LISTEN until SIGTERM or Ctrl-C."""
-    from pbem.services.app import Services
-    from pbem.smtp.server import SmtpFront
-    from workers import make_celery
-    from workers.app import embedded_broker_file
-    from workers.queueing import InboundQueue
-
     _configure_logging()
     broker_file = embedded_broker_file(settings)
     if broker_file is not None:
@@ -104,62 +98,3 @@ def _exec_celery(settings: Settings, *args: str) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "celery", "-A", "workers.worker", *args]
     os.execve(sys.executable, argv, os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)})
-
-
-@click.group()
-def mail() -> None:
-    """Mail operations."""
-
-
-@mail.command()
-@click.argument("file", type=click.File("rb"))
-@click.option("--to", "recipients", multiple=True, metavar="ADDR",
-              help="Envelope recipient (repeatable); default: the To/Cc addresses in our domain.")
-@click.option("--from", "mail_from", metavar="ADDR",
-              help="Envelope sender; default: the From header's address.")
-@pass_settings
-def inject(settings: Settings, file: Any, recipients: tuple[str, ...], mail_from: str | None) -> None:
-    """Feed the raw message in FILE ('-' for stdin) in as if it had arrived: store it
-    (once per recipient) and queue it for the worker."""
-    from pbem.db.models import InboundSource
-    from pbem.services.app import Services
-    from pbem.services.intake import receive_inbound
-    from pbem.smtp.handler import accepted_recipient
-    from workers import make_celery
-    from workers.queueing import queue_inbound
-
-    raw = file.read()
-    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-    wanted = list(recipients) or [
-        address
-        for _, address in getaddresses(
-            [str(value) for value in headers.get_all("To", []) + headers.get_all("Cc", [])]
-        )
-        if address
-    ]
-    ours = [a for a in (accepted_recipient(w, settings.mail_domain) for w in wanted) if a]
-    skipped = sorted(set(w.lower() for w in wanted) - set(ours))
-    if skipped:
-        click.echo(f"not ours (not @{settings.mail_domain}), skipped: {', '.join(skipped)}", err=True)
-    if not ours:
-        raise click.ClickException(f"no recipient in @{settings.mail_domain}: use --to ADDR")
-    sender = mail_from if mail_from is not None else parseaddr(str(headers.get("From", "")))[1]
-
-    svc = Services.from_settings(settings)
-    try:
-        received = receive_inbound(
-            svc.session_factory,
-            raw=raw,
-            mail_from=sender,
-            recipients=ours,
-            source=InboundSource.INJECT,
-            received_at=svc.clock.now(),
-            queue=lambda ids: queue_inbound(make_celery(settings), ids),
-        )
-    finally:
-        svc.close()
-    if not received.ids:
-        click.echo("already stored (same Message-ID and recipient): nothing to do")
-        return
-    state = "queued" if received.queued else "NOT queued (broker down; the sweep will queue it)"
-    click.echo(f"stored inbound {', '.join(map(str, received.ids))}: {state}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from sqlalchemy.engine import make_url
 
-from pbem.cli import pass_settings
+from pbem.cli.settings import pass_settings
 from pbem.config import Settings
 from pbem.db import migrate
 

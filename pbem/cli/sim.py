@@ -16,9 +16,10 @@ import sys
 from typing import Any, Iterator
 
 import click
+from tqdm import tqdm
 
-from .runner import PRESET_NAMES, STRONG_PLAYOUTS, BadRules, Report, SimConfig, UnitResult, make_rules
-from .runner import simulate as run_simulation
+from pbem.sim.runner import PRESET_NAMES, STRONG_PLAYOUTS, BadRules, Report, SimConfig, UnitResult, make_rules
+from pbem.sim.runner import simulate as run_simulation
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -99,8 +100,6 @@ def simulate(deals: int | None, games: int | None, bots_text: str | None, compar
         raise click.UsageError(str(error)) from error
 
     def bar(stream: Iterator[UnitResult]) -> Iterator[UnitResult]:
-        from tqdm import tqdm
-
         return iter(tqdm(stream, total=config.units, unit="game" if games else "deal", file=sys.stderr,
                          disable=not progress))
 

@@ -11,11 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from gunicorn.app.base import BaseApplication
 
-from pbem.cli import pass_settings
+from pbem.cli.settings import pass_settings
 from pbem.config import Settings
+from pbem.web import create_app
 
 __all__ = ["web"]
+
+
+class WebFront(BaseApplication):  # type: ignore[misc]
+    """gunicorn serving ``create_app(settings)`` with these options (set before gunicorn reads them)."""
+
+    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+        self.settings = settings
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        return create_app(self.settings)
 
 
 @click.command()
@@ -26,24 +44,12 @@ __all__ = ["web"]
 @pass_settings
 def web(settings: Settings, workers: int, threads: int, access_log: bool) -> None:
     """Serve the web front (webhooks, /healthz, game pages, dev mailbox)."""
-    from gunicorn.app.base import BaseApplication
-
-    from pbem.web import create_app
-
-    class WebFront(BaseApplication):  # type: ignore[misc]
-        def load_config(self) -> None:
-            options = {
-                "bind": str(settings.web_listen),
-                "workers": workers,
-                "threads": threads,
-                "accesslog": "-" if access_log else None,
-                "proc_name": "pbem-web",
-            }
-            for key, value in options.items():
-                self.cfg.set(key, value)
-
-        def load(self) -> Any:
-            return create_app(settings)
-
+    options = {
+        "bind": str(settings.web_listen),
+        "workers": workers,
+        "threads": threads,
+        "accesslog": "-" if access_log else None,
+        "proc_name": "pbem-web",
+    }
     click.echo(f"pbem web: listening on http://{settings.web_listen} (public {settings.base_url})")
-    WebFront().run()
+    WebFront(settings, options).run()

@@ -1,0 +1,32 @@
+"""The ``pbem`` command line: a front, like the SMTP server and the web app.
+
+Its commands call the services (and start the other fronts); they queue work only through
+``workers.queueing``. One module per area of commands:
+
+- ``game``: ``pbem game …``, the operator's games (new, show, check, pause, resume, abort, extend,
+  replace, tick);
+- ``mail``: ``pbem mail inject``;
+- ``db``: ``pbem db upgrade|current``;
+- ``run``: the running processes ``pbem serve``, ``smtp``, ``worker``, ``beat``;
+- ``web``: ``pbem web`` (gunicorn);
+- ``sim``: ``pbem simulate``; ``bench``: ``pbem bench …``.
+
+To add a command, write a click command in one of them (or a new module here), taking the settings
+with ``@pass_settings`` from :mod:`pbem.cli.settings` if it needs them, and list it in ``main`` below.
+"""
+
+from __future__ import annotations
+
+import click
+
+from pbem import __version__
+from pbem.cli import bench, db, game, mail, run, sim, web
+
+__all__ = ["main"]
+
+
+@click.group(commands=[bench.bench, db.db, game.game, mail.mail, run.beat, run.serve, run.smtp, run.worker,
+                       sim.simulate, web.web])
+@click.version_option(__version__, prog_name="pbem")
+def main() -> None:
+    """pbem: Hearts by email.  Configuration comes from PBEM_* environment variables."""
