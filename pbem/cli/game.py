@@ -41,7 +41,7 @@ from pbem.services.games import SeatSpec
 from pbem.services.operator import OperatorRefused, make_rules, start_new_game
 from pbem.services.table import sorted_seats
 from pbem.services.tick import tick
-from workers.app import make_celery
+from workers import make_celery
 from workers.queueing import queue_outbound
 
 log = logging.getLogger("pbem.cli")
