@@ -55,6 +55,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from sqlalchemy import and_, bindparam, or_, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
@@ -82,7 +83,7 @@ log = logging.getLogger("pbem.worker")
 INBOUND_STALE_AFTER = timedelta(seconds=15)
 """An inbound row never attempted this long after it arrived lost its task (the broker was down
 when it arrived, or the embedded broker lost it): re-queue it."""
-ATTEMPT_STALE_AFTER = timedelta(seconds=45)
+ATTEMPT_STALE_AFTER = timedelta(seconds=25)
 """An inbound row still pending this long after its latest attempt began lost that attempt (its
 worker died, or a retry waits for a broker that was restarted): re-queue it.  A mail takes
 milliseconds, and the longest legitimate task (a turn's bounded automatic moves with the slowest
@@ -125,19 +126,20 @@ class RetryPolicy:
     """Exponential backoff: ``first_delay * 2**(n-1)`` after the n-th failed attempt,
     at most ``max_delay``; give up after ``max_attempts`` attempts.
 
-    The defaults retry for about two hours (30 s, 1, 2, 4, 8, 16 min, then every
-    30 min).  ``max_delay`` stays well under the Redis broker's visibility timeout
+    The defaults retry for about an hour and a half (15 s, 30 s, 1, 2, 4, 8, 16 min, then
+    every 30 min): a relay down for a minute gets its mails within a minute of coming back.  ``max_delay`` stays well under the Redis broker's visibility timeout
     (``workers.app.REDIS_VISIBILITY_TIMEOUT_S``) because a retry is a task with a
     countdown, which Redis would otherwise hand out a second time.
     """
 
-    first_delay: timedelta = timedelta(seconds=30)
+    first_delay: timedelta = timedelta(seconds=15)
     max_delay: timedelta = timedelta(minutes=30)
     max_attempts: int = 10
     lease: timedelta = timedelta(minutes=10)
     #: The claim a move's mails are written with when the worker that applied the move sends
-    #: them itself (``send_claimed``): short, so that if that worker dies the sweep sends them soon.
-    claimed_lease: timedelta = timedelta(minutes=2)
+    #: them itself (``send_claimed``): short, so that if that worker dies the sweep sends them soon
+    #: (they go out milliseconds after the commit, and the lease is renewed before each mail).
+    claimed_lease: timedelta = timedelta(seconds=20)
     #: A task due "now" may run a moment before next_attempt_at (clocks, ETA
     #: rounding); it still counts as due.  Far shorter than any lease or backoff.
     grace: timedelta = timedelta(seconds=1)
@@ -347,8 +349,7 @@ def _record(
     if sent:
         # A row deleted while we sent it has nothing left to record on: still sent.  Committed
         # asynchronously (``Services.sent_records``): see "Delivery is at least once" above.
-        with svc.sent_records.single_statement() as conn:
-            conn.execute(_SENT, {"ids": sent, "sent_at": svc.clock.now()})
+        _record_sent(svc, sent)
         results.update(dict.fromkeys(sent, SendResult.SENT))
         log.info("outbound %s sent", ", ".join(str(i) for i in sent))
     if failures:
@@ -417,6 +418,22 @@ def due_outbound(svc: OutboxServices, now: datetime, *, limit: int = SWEEP_BATCH
                 .limit(limit)
             )
         )
+
+
+def _record_sent(svc: OutboxServices, sent: list[int]) -> None:
+    """Record these rows as sent, on the kept connection; once more on a new connection if that
+    one was lost (the database server restarted since it was opened): the UPDATE is idempotent,
+    and without it the mails, already with the relay, would go again after their lease."""
+    for attempt in (1, 2):
+        try:
+            with svc.sent_records.single_statement() as conn:
+                conn.execute(_SENT, {"ids": sent, "sent_at": svc.clock.now()})
+            return
+        except DBAPIError as error:
+            if attempt == 2 or not error.connection_invalidated:
+                raise
+            log.info("outbound %s: the connection for the sent record was lost; again on a new one",
+                     ", ".join(str(i) for i in sent))
 
 
 def stale_inbound(

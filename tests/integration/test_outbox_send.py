@@ -27,6 +27,7 @@ from pbem.mail.relay import dev_mailbox_dir
 from pbem.services.app import Services
 from pbem.services.clock import ManualClock
 from pbem.services.outbox import (
+    DEFAULT_RETRY,
     RetryPolicy,
     SendResult,
     due_outbound,
@@ -154,19 +155,20 @@ def test_a_refusing_relay_is_retried_with_backoff(services, start_relay) -> None
     assert send_outbound(svc, outbound_id) == SendResult.RETRY
     row = load(svc, outbound_id)
     assert (row.status, row.attempts) == (OutboundStatus.PENDING, 1)
-    assert row.next_attempt_at == clock.now() + timedelta(seconds=30)
+    first = DEFAULT_RETRY.first_delay  # the default backoff: first_delay, then twice as long
+    assert row.next_attempt_at == clock.now() + first
     assert "451" in (row.last_error or "")
 
     # Not due yet: nobody even connects to the relay.
     assert send_outbound(svc, outbound_id) == SendResult.NOT_DUE
     assert relay.rcpt_calls == 1
 
-    clock.advance(seconds=30)
+    clock.advance(seconds=first.total_seconds())
     assert send_outbound(svc, outbound_id) == SendResult.RETRY
     row = load(svc, outbound_id)
-    assert row.attempts == 2 and row.next_attempt_at == clock.now() + timedelta(seconds=60)
+    assert row.attempts == 2 and row.next_attempt_at == clock.now() + 2 * first
 
-    clock.advance(seconds=60)
+    clock.advance(seconds=2 * first.total_seconds())
     assert send_outbound(svc, outbound_id) == SendResult.SENT
     row = load(svc, outbound_id)
     assert (row.status, row.attempts, row.last_error) == (OutboundStatus.SENT, 3, None)
