@@ -16,10 +16,10 @@ import random
 import time
 from typing import Callable
 
+from pbem.engine import Rules, new_game, shuffled_deck
+
 
 def ours_hand_loop(seconds: float, seed: int = 1) -> tuple[int, float]:
-    from pbem.engine import Rules, new_game, shuffled_deck
-
     rules = Rules()
     rng = random.Random(seed)
     start_state = new_game(rules)

@@ -38,79 +38,27 @@ import time
 from pathlib import Path
 
 from pbem.bench import spy
-from pbem.bench.loadgen import SmtpClient, SmtpReplyError
+from pbem.bench.front_client import DOMAIN, reply
 from pbem.bench.procstat import cpu_seconds
+from pbem.cli.run import LOG_FORMAT
+from pbem.config import Settings
+from pbem.db import migrate
+from pbem.devservers.celery_worker import pbem_environment
+from pbem.devservers.ports import free_port
+from pbem.devservers.postgres import PostgresServer
+from pbem.devservers.redis_server import RedisServer
+from pbem.devservers.waiting import wait_for
+from pbem.services.app import Services
+from pbem.smtp.server import SmtpFront
+from workers import make_celery
+from workers.queueing import InboundQueue
 
 __all__ = ["main", "reply"]
 
-DOMAIN = "hearts.test"
-_QUOTED = "> line {n} of the mail answered: the trick so far: 7♣ ana, Q♣ bob; you may play 2♣ 9♣ K♣"
-
-
-def reply(k: int, run: str) -> bytes:
-    """Reply ``k`` of ``run`` (its Message-ID is unique): what a load player sends."""
-    return "\r\n".join([
-        f"From: p{k % 50}@load.test",
-        f"To: g{k % 50}.s1.abcdef0123456789@{DOMAIN}",
-        "Subject: Re: Hearts: your turn",
-        f"Message-ID: <{run}.{k}@load.test>",
-        f"In-Reply-To: <orig.{k}@{DOMAIN}>",
-        f"References: <orig.{k}@{DOMAIN}>",
-        "MIME-Version: 1.0",
-        'Content-Type: text/plain; charset="utf-8"',
-        "Content-Transfer-Encoding: 8bit",
-        "",
-        "QS",
-        "",
-        "On Mon, 30 Nov 2026 at 10:00, Hearts <hearts@example> wrote:",
-        *(_QUOTED.format(n=n) for n in range(40)),
-        "",
-    ]).encode("utf-8")
-
-
-def _client(port: int, mails: int, connections: int, rate: float, run: str) -> None:
-    """Send ``mails`` replies on ``connections`` connections; print what was refused."""
-    lock = threading.Lock()
-    numbers = iter(range(mails))
-    start = time.monotonic()
-    failures: list[str] = []
-
-    def next_number() -> int | None:
-        with lock:
-            k = next(numbers, None)
-        if k is not None and rate > 0:
-            delay = start + k / rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-        return k
-
-    def send() -> None:
-        # The client of ``pbem bench e2e``'s senders: MAIL, RCPT and DATA pipelined, as the front
-        # offers PIPELINING.
-        client = SmtpClient("127.0.0.1", port, timeout=60)
-        try:
-            while (k := next_number()) is not None:
-                try:
-                    client.send(f"p{k % 50}@load.test", f"g{k % 50}.s1.abcdef0123456789@{DOMAIN}", reply(k, run))
-                except SmtpReplyError as exc:
-                    with lock:
-                        failures.append(repr(exc))
-        finally:
-            client.quit()
-
-    threads = [threading.Thread(target=send) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        print(f"  {len(failures)} of {mails} refused, e.g. {failures[0]}", flush=True)
-
-
 def _send(port: int, mails: int, args: argparse.Namespace, run: str) -> float:
-    """Run the client process; its wall time."""
+    """Run the client process (:mod:`pbem.bench.front_client`, light to start); its wall time."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "pbem.bench.front_profile", "--client", str(port),
+    subprocess.run([sys.executable, "-m", "pbem.bench.front_client", str(port),
                     "--mails", str(mails), "--connections", str(args.connections),
                     "--rate", str(args.rate), "--run", run], check=True)
     return time.monotonic() - started
@@ -182,26 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spy", action="store_true", help="py-spy the front during the first round")
     parser.add_argument("--idle", type=float, default=0.0, help="also measure this many seconds of idle CPU")
     parser.add_argument("--top", type=int, default=40)
-    parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--run", default="r", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.client is not None:
-        _client(args.client, args.mails, args.connections, args.rate, args.run)
-        return
-
-    from pbem.db import migrate
-    from pbem.devservers.celery_worker import pbem_environment
-    from pbem.devservers.ports import free_port
-    from pbem.devservers.redis_server import RedisServer
-    from pbem.devservers.waiting import wait_for
 
     base = Path(tempfile.mkdtemp(prefix="pbem-front-profile-"))
     postgres = None
     if args.sqlite:
         url = f"sqlite:///{base / 'pbem.db'}"
     else:
-        from pbem.devservers.postgres import PostgresServer
-
         postgres = PostgresServer(settings={"fsync": "on", "synchronous_commit": "on",
                                             "full_page_writes": "on"}).start()
         url = postgres.create_database("pbem_front")
@@ -226,13 +161,6 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if in_process:
-            from pbem.cli.run import LOG_FORMAT
-            from pbem.config import Settings
-            from pbem.services.app import Services
-            from pbem.smtp.server import SmtpFront
-            from workers import make_celery
-            from workers.queueing import InboundQueue
-
             # As pbem smtp logs (pbem.cli.run), into a file.
             logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, filename=str(base / "smtp.log"))
             logging.getLogger("mail.log").setLevel(logging.WARNING)

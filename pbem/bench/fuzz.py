@@ -58,6 +58,7 @@ import threading
 import time
 import tomllib
 import traceback
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,6 +66,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+from sqlalchemy import and_, func, or_, select
+
+from pbem.config import Settings
+from pbem.db import migrate
+from pbem.db.models import (
+    Game,
+    GameStatus,
+    InboundMessage,
+    Invitation,
+    InvitationStatus,
+    OutboundMessage,
+    Player,
+    Seat,
+    SeatStatus,
+)
+from pbem.db.session import transaction
+from pbem.devservers.lean_sink import LeanSmtpSink
+from pbem.engine import MOON, PASS, PLAY, Rules
+from pbem.mail import reading as mail_reading
+from pbem.mail.addresses import make_invite_address, make_reply_address
+from pbem.mail.reading import commands as mail_commands
+from pbem.services import inbound
+from pbem.services.app import Services
+from pbem.services.clock import ManualClock
+from pbem.services.commands import COMMAND_MODULES
+from pbem.services.games import SeatSpec, create_game, get_or_create_player, start_game
+from pbem.services.gamestore import current_state, load_game
+from pbem.services.inbound import apply_inbound
+from pbem.services.intake import receive_inbound
+from pbem.services.requests import SEAT_COMMANDS
+from workers.tasks import run_move
 
 from . import mutations as mu
 
@@ -206,7 +239,7 @@ class Probe:
     """Counts, without changing the services, the calls that show how far a mail got: the
     command parser returning (``parse_command``, as the services call it), the composer
     (``svc.composer.compose``: every mail pbem writes is composed there, in ``queue_mail``), and
-    each seat command handler of the registry (``inbound.SEAT_COMMANDS``)."""
+    each seat command handler of the registry (``pbem.services.requests.SEAT_COMMANDS``)."""
 
     def __init__(self) -> None:
         self.parsed = 0
@@ -215,15 +248,9 @@ class Probe:
 
     @contextmanager
     def installed(self, svc: Any) -> Iterator[None]:
-        import importlib
-
-        import pbem.mail.reading as reading
-        from pbem.mail.reading import commands
-        from pbem.services import inbound
-
-        for module in inbound.COMMAND_MODULES:  # they register their handlers when imported
+        for module in COMMAND_MODULES:  # they register their handlers when imported
             importlib.import_module(module)
-        parse = commands.parse_command
+        parse = mail_commands.parse_command
         composer = svc.composer
         compose = composer.compose
 
@@ -243,11 +270,11 @@ class Probe:
             return run
 
         wrapped = {kind: (counted(kind.__name__, handler), needs)
-                   for kind, (handler, needs) in inbound.SEAT_COMMANDS.items()}
-        with mock.patch.object(commands, "parse_command", counted_parse), \
-                mock.patch.object(reading, "parse_command", counted_parse), \
+                   for kind, (handler, needs) in SEAT_COMMANDS.items()}
+        with mock.patch.object(mail_commands, "parse_command", counted_parse), \
+                mock.patch.object(mail_reading, "parse_command", counted_parse), \
                 mock.patch.object(composer, "compose", counted_compose), \
-                mock.patch.dict(inbound.SEAT_COMMANDS, wrapped):
+                mock.patch.dict(SEAT_COMMANDS, wrapped):
             yield
 
 
@@ -268,11 +295,6 @@ class Fixture:
     """A database with games, invitations and players, and the real services on it."""
 
     def __init__(self, base: Path, *, seed: str = "1", send: bool = True, tables: int = 8) -> None:
-        from pbem.config import Settings
-        from pbem.db import migrate
-        from pbem.services.app import Services
-        from pbem.services.clock import ManualClock
-
         url = f"sqlite:///{base / 'fuzz.db'}"
         migrate.upgrade(url)
         self.sink = None
@@ -284,8 +306,6 @@ class Fixture:
             "PBEM_STRANGER_ANSWERS_PER_HOUR": "1000000000",
         }
         if send:
-            from pbem.devservers.lean_sink import LeanSmtpSink
-
             self.sink = LeanSmtpSink(keep=False).start()
             env |= {"PBEM_RELAY_HOST": self.sink.host, "PBEM_RELAY_PORT": str(self.sink.port)}
         self.send = send
@@ -316,10 +336,6 @@ class Fixture:
     # -- set-up ---------------------------------------------------------------------------------
 
     def _new_table(self) -> int:
-        from pbem.db.session import transaction
-        from pbem.engine import Rules
-        from pbem.services.games import SeatSpec, create_game, get_or_create_player, start_game
-
         number = next(self._numbers)
         preset = self.rng.choice(("standard", "standard", "omnibus", "spot", "pagat"))
         rules = Rules.make(preset)
@@ -347,10 +363,6 @@ class Fixture:
 
     def _verified_players(self) -> list[str]:
         """The fixture's players who hold a seat (verified, as the services define it), in order."""
-        from sqlalchemy import select
-
-        from pbem.db.models import Player, Seat, SeatStatus
-
         with self.svc.session_factory() as session:
             seated = set(session.scalars(
                 select(Player.address).join(Seat, Seat.player_id == Player.id)
@@ -359,10 +371,6 @@ class Fixture:
 
     def _pending_invitations(self) -> list[tuple[int, str]]:
         """Invitations to a new game's seat, and to take over an absent player's (``replace``)."""
-        from sqlalchemy import and_, or_, select
-
-        from pbem.db.models import Game, GameStatus, Invitation, InvitationStatus
-
         with self.svc.session_factory() as session:
             return list(session.execute(
                 select(Invitation.id, Invitation.address).join(Game, Game.id == Invitation.game_id)
@@ -389,8 +397,6 @@ class Fixture:
             if len(pending) < 3:
                 self._refill_invitations()
                 pending = self._pending_invitations()
-            from pbem.mail.addresses import make_invite_address
-
             invitation_id, address = self.rng.choice(pending)
             answer = self.rng.choice(("yes", "Yes, count me in!", "no, thanks", "sim", "da", "nu pot", "maybe", "ok"))
             return Target(kind, make_invite_address("fuzz", DOMAIN, invitation_id), address, "", "invitation", answer)
@@ -407,11 +413,6 @@ class Fixture:
 
     def _seat_target_in(self, game_id: int, kind: str) -> Target | None:
         """A target of ``kind`` at a seat of this game, or None when nobody is left to write for it."""
-        from pbem.db.models import SeatStatus
-        from pbem.engine import MOON, PASS, PLAY
-        from pbem.mail.addresses import make_reply_address
-        from pbem.services.gamestore import current_state, load_game
-
         with self.svc.session_factory() as session:
             game = load_game(session, game_id, lock=False)
             state = current_state(game)
@@ -450,9 +451,6 @@ class Fixture:
         """Keep the tables live: a game that ended, or has nobody left to write for it, is replaced."""
         if target.game_id is None:
             return
-        from pbem.db.models import GameStatus, SeatStatus
-        from pbem.services.gamestore import load_game
-
         with self.svc.session_factory() as session:
             game = load_game(session, target.game_id, lock=False)
             live = game.status == GameStatus.ACTIVE and any(
@@ -480,13 +478,6 @@ class Fixture:
     def process(self, template: bytes, target: Target, *, source: str = "smtp", envelope: str = "sender",
                 limit: float = 5.0) -> CaseResult:
         """Store the mail as a front does, then run what the worker's task runs; what happened."""
-        from sqlalchemy import func, select
-
-        from pbem.db.models import InboundMessage, OutboundMessage
-        from pbem.services.intake import receive_inbound
-        from pbem.services.inbound import apply_inbound
-        from workers.tasks import run_move
-
         raw = mu.instantiate(template, target.sender, target.recipient)
         mail_from = {"null": "", "other": f"bounces+{target.sender.replace('@', '=')}@lists.test"}.get(
             envelope, target.sender)
@@ -914,8 +905,6 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
 def _forget_cached_texts() -> None:
     """The services keep the reply text of the last mails (``inbound.reply_of``); after a 10 MB
     case that is tens of MB held for nothing."""
-    from pbem.services import inbound
-
     cache_clear = getattr(inbound.reply_of, "cache_clear", None)
     if cache_clear is not None:
         cache_clear()

@@ -23,7 +23,13 @@ from pathlib import Path
 from pbem.bench.loadgen import Players
 from pbem.bench.tables import LOAD_DOMAIN, create_tables
 from pbem.config import Settings
+from pbem.db import migrate
 from pbem.devservers.lean_sink import LeanSmtpSink
+from pbem.devservers.postgres import PostgresServer
+from pbem.services.app import Services
+from pbem.services.intake import receive_inbound
+from pbem.services.outbox import send_outbound
+from workers.tasks import run_move
 
 __all__ = ["main"]
 
@@ -40,18 +46,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save", metavar="FILE", help="also write the profile to FILE (pstats format)")
     args = parser.parse_args(argv)
 
-    from pbem.db import migrate
-    from pbem.services.app import Services
-    from pbem.services.intake import receive_inbound
-    from workers.tasks import run_move
-
     base = Path(tempfile.mkdtemp(prefix="pbem-profile-"))
     postgres = None
     if args.sqlite:
         url = f"sqlite:///{base / 'pbem.db'}"
     else:
-        from pbem.devservers.postgres import PostgresServer
-
         postgres = PostgresServer().start()
         url = postgres.create_database("pbem_profile")
     players = Players(domain=LOAD_DOMAIN)
@@ -67,8 +66,6 @@ def main(argv: list[str] | None = None) -> None:
         group = "profile"
         created = create_tables(svc, group, args.tables, notify=None if args.default else "every_card",
                                 seed="profile")
-        from pbem.services.outbox import send_outbound
-
         for outbound_id in created.outbound_ids:
             send_outbound(svc, outbound_id)
         deadline = time.monotonic() + 30

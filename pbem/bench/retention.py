@@ -14,14 +14,23 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from pbem.config import Settings
+from pbem.db import migrate
+from pbem.db.models import OutboundMessage, OutboundStatus
+from pbem.db.session import single_statement
+from pbem.db.writes import insert_rows
+from pbem.devservers.postgres import PostgresServer
+from pbem.mail.compose import MailComposer
+from pbem.mail.samples import sample_contexts
+from pbem.resources import templates_dir
+from pbem.services.app import Services
+from pbem.services.clock import ManualClock
+from pbem.services.retention import forget_old_mail
+
 __all__ = ["run"]
 
 
 def _sample_mails() -> list[bytes]:
-    from pbem.mail.compose import MailComposer
-    from pbem.mail.samples import sample_contexts
-    from pbem.resources import templates_dir
-
     composer = MailComposer(templates_dir(), domain="hearts.test")
     return [composer.compose(kind, context).raw
             for language in ("en", "pt", "ro")
@@ -30,16 +39,6 @@ def _sample_mails() -> list[bytes]:
 
 
 def run(*, days: int, mails_per_day: int, retention_days: float, echo: Callable[[str], None] = print) -> None:
-    from pbem.config import Settings
-    from pbem.db import migrate
-    from pbem.db.models import OutboundMessage, OutboundStatus
-    from pbem.db.session import single_statement
-    from pbem.db.writes import insert_rows
-    from pbem.devservers.postgres import PostgresServer
-    from pbem.services.app import Services
-    from pbem.services.clock import ManualClock
-    from pbem.services.retention import forget_old_mail
-
     mails = _sample_mails()
     echo(f"pbem bench retention: {mails_per_day} sent mails a day for {days} days, "
          f"PBEM_MAIL_RETENTION_DAYS={retention_days:g}; {len(mails)} sample mails of "

@@ -42,6 +42,7 @@ from pbem.engine import (
 )
 from pbem.engine import Move as EngineMove
 from pbem.services.app import Services
+from pbem.services.games import SeatSpec, create_game, get_or_create_player, start_game
 
 __all__ = ["LOAD_DOMAIN", "add_ballast", "create_tables", "player_address"]
 
@@ -64,8 +65,6 @@ def create_tables(svc: Services, group: str, count: int, *, notify: str | None, 
                   per_transaction: int = 25) -> Created:
     """``count`` started games of four load players of ``group``; returns their outbox ids
     (committed, to be queued by the caller)."""
-    from pbem.services.games import SeatSpec, create_game, get_or_create_player, start_game
-
     rules = Rules.make("standard")
     game_ids: list[int] = []
     outbound_ids: list[int] = []

@@ -62,8 +62,7 @@ from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
 from .mailing import QueuedMail, claim_for_sending, queue_mail, recipient_for
 from .reading import read_command, reply_of
-from .requests import (  # noqa: F401  (SEAT_COMMANDS: the registry, as pbem.bench.fuzz's probe reads it here)
-    SEAT_COMMANDS,
+from .requests import (
     Outcome,
     ReceivedRow,
     SeatRequest,
