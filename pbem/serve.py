@@ -36,8 +36,10 @@ from typing import Any
 from pbem.config import Settings
 from pbem.db import migrate
 from pbem.mail.relay import dev_mailbox_dir
+from pbem.services.app import Services
 from pbem.services.clock import Clock
 from pbem.smtp.server import SmtpFront
+from pbem.web import create_app
 from workers.app import embedded_broker_file, make_celery
 from workers.queueing import InboundQueue
 
@@ -71,8 +73,6 @@ class _Web:
 def _start_web(settings: Settings, clock: Clock) -> _Web:
     from waitress import create_server
 
-    from pbem.web import create_app
-
     server = create_server(
         create_app(settings, clock=clock),
         host=settings.web_listen.host,
@@ -92,8 +92,6 @@ def serve(
     echo: Callable[[str], None] = print,
 ) -> int:
     """Run until SIGINT/SIGTERM or until the worker dies; return the exit status."""
-    from pbem.services.app import Services
-
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     broker_file = embedded_broker_file(settings)
     if broker_file is not None:

@@ -62,17 +62,16 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from celery import Celery
 from sqlalchemy.engine import make_url
 
 from pbem.config import Settings
+from pbem.mail.render import MailRenderer
+from pbem.resources import templates_dir
+from pbem.services.app import Services
 from workers.queueing import SWEEP
-
-if TYPE_CHECKING:
-    from pbem.mail.render import MailRenderer
-    from pbem.services.app import Services
 
 __all__ = [
     "REDIS_VISIBILITY_TIMEOUT_S",
@@ -125,9 +124,6 @@ class PbemCelery(Celery):
     def compile_mail_templates(self) -> MailRenderer:
         """Build the renderer the Services of this process and of its future forks use, every
         template of every language compiled; returns it."""
-        from pbem.mail.render import MailRenderer
-        from pbem.resources import templates_dir
-
         # As ``Services.composer`` builds its own.
         renderer = MailRenderer(templates_dir(), default_language=self.settings.default_language)
         renderer.preload()
@@ -139,8 +135,6 @@ class PbemCelery(Celery):
         if self._services is None or self._services_pid != pid:
             with self._services_lock:
                 if self._services is None or self._services_pid != pid:
-                    from pbem.services.app import Services
-
                     self._services = Services.from_settings(self.settings, renderer=self.mail_renderer)
                     self._services_pid = pid
         return self._services

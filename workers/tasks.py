@@ -32,6 +32,7 @@ from pbem.services.outbox import (
 from pbem.services.continuation import Applied, continue_game, due_continuations
 from pbem.services.inbound import apply_inbound, set_aside
 from pbem.services.retention import forget_old_mail
+from pbem.services.tick import tick as run_tick
 from workers.queueing import (
     CONTINUE_GAME,
     PROCESS_INBOUND,
@@ -180,12 +181,10 @@ def sweep(self: Task) -> dict[str, int]:
 
 @shared_task(bind=True, name=TICK, **_DB_RETRY)
 def tick(self: Task) -> dict[str, int]:
-    """Time-driven work (issue 4): reminders, deadline policies, vacations that end and the
-    daily digests (``pbem.services.deadlines.tick``, one transaction per game), then ONE
+    """Time-driven work (README, "Time"): reminders, deadline policies, vacations that end and
+    the daily digests (``pbem.services.tick.tick``, one transaction per game), then ONE
     ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``PBEM_TICK_SECONDS``;
     running it twice does each step once (the seats record what was done)."""
-    from pbem.services.tick import tick as run_tick
-
     svc = self.app.services()
     outbound_ids = run_tick(svc)
     # A deadline that gave a seat to a bot may have left a game with automatic moves to play.

@@ -48,14 +48,21 @@ from pathlib import Path
 
 from sqlalchemy import func, select, text
 
-from pbem.bench import procstat
+from pbem.bench import procstat, spy
 from pbem.bench.loadgen import Pacer, PaceResult, Players, SentReply, Senders
 from pbem.bench.tables import LOAD_DOMAIN, add_ballast, create_tables
 from pbem.config import Settings
+from pbem.db import migrate
 from pbem.db.models import Game, GameStatus, InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.devservers import free_port, wait_for
 from pbem.devservers.celery_worker import CeleryWorker, pbem_environment
 from pbem.devservers.lean_sink import LeanSmtpSink
+from pbem.devservers.postgres import PostgresServer
+from pbem.devservers.redis_server import RedisServer
+from pbem.services.app import Services
+from pbem.services.gamestore import snapshot_agrees
+from workers.app import make_celery
+from workers.queueing import queue_outbound
 
 __all__ = ["Options", "run"]
 
@@ -109,11 +116,8 @@ class Stack:
         self.database_url = ""
 
     def start(self) -> Stack:
-        from pbem.db import migrate
-        from pbem.devservers.redis_server import RedisServer
 
         if self.options.database == "postgresql":
-            from pbem.devservers.postgres import PostgresServer
 
             # The dev server turns durability off (throwaway test data); a benchmark of a
             # server should pay for its commits as production does.
@@ -154,8 +158,6 @@ class Stack:
         else:
             self.workers = [CeleryWorker(self.env, concurrency=self.options.concurrency, log_dir=self.base,
                                          cpus=self.options.worker_cpus).start()]
-        from pbem.services.app import Services
-        from workers.app import make_celery
 
         self.svc = Services.from_settings(self.settings)
         self.celery = make_celery(self.settings)
@@ -258,7 +260,6 @@ class Stack:
 
     def check_snapshots(self, groups: Sequence[str], *, ballast_sample: int = 0) -> tuple[int, int]:
         """How many of these games' cached snapshots equal the replay of their move log."""
-        from pbem.services.gamestore import snapshot_agrees
 
         assert self.svc is not None
         prefixes = tuple(f"Bench {group} " for group in groups)
@@ -280,7 +281,6 @@ class Stack:
 
     def open_tables(self, group: str, count: int, notify: str | None) -> None:
         """Start ``count`` games for ``group`` and wait until every seat's first decision arrived."""
-        from workers.queueing import queue_outbound
 
         assert self.svc is not None
         before = self.players.waiting(group)
@@ -627,7 +627,6 @@ def steps(stack: Stack, options: Options, echo: Echo, mode: str) -> None:
 
 def profile(stack: Stack, options: Options, echo: Echo) -> None:
     """One more step (every card) with py-spy sampling each pbem process: where the time goes."""
-    from pbem.bench import spy
 
     echo("")
     echo(f"[profile] {options.profile_rate:.0f} moves/s for {options.profile_seconds:.0f} s, every card, "

@@ -10,20 +10,19 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
 from pbem.db.session import KeptConnections, make_engine, make_session_factory
+from pbem.mail.compose import MailComposer
+from pbem.mail.relay import Relay, keep_open, make_relay
+from pbem.mail.render import MailRenderer
+from pbem.resources import templates_dir
 
 from .clock import Clock, OffsetClock, SystemClock
 
-if TYPE_CHECKING:
-    from pbem.mail.compose import MailComposer
-    from pbem.mail.relay import Relay
-    from pbem.mail.render import MailRenderer
 
 
 def clock_for(settings: Settings) -> Clock:
@@ -47,25 +46,20 @@ class Services:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None,
-                      engine: Engine | None = None, renderer: MailRenderer | None = None) -> "Services":
+                      engine: Engine | None = None, renderer: MailRenderer | None = None) -> Services:
         engine = engine or make_engine(settings.database_url)
         return cls(settings=settings, engine=engine, session_factory=make_session_factory(engine),
                    clock=clock if clock is not None else clock_for(settings), renderer=renderer)
 
     @cached_property
-    def composer(self) -> "MailComposer":
-        from pbem.mail.compose import MailComposer
-        from pbem.resources import templates_dir
-
+    def composer(self) -> MailComposer:
         return MailComposer(templates_dir(), domain=self.settings.mail_domain, clock=self.clock.now,
                             default_language=self.settings.default_language, renderer=self.renderer)
 
     @cached_property
-    def relay(self) -> "Relay":
+    def relay(self) -> Relay:
         """The configured relay; an SMTP relay's connection is kept open between batches
         (``pbem.mail.relay.keep_open``): built per process, like the rest of Services."""
-        from pbem.mail.relay import keep_open, make_relay
-
         return keep_open(make_relay(self.settings))
 
     @cached_property
@@ -85,7 +79,7 @@ class Services:
             close_relay()
         self.engine.dispose()
 
-    def __enter__(self) -> "Services":
+    def __enter__(self) -> Services:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from celery import Celery
 from flask import current_app
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
@@ -21,9 +22,7 @@ from pbem.config import Settings
 from pbem.db.session import make_engine, make_session_factory
 from pbem.services.app import clock_for
 from pbem.services.clock import Clock
-
-if TYPE_CHECKING:
-    from celery import Celery
+from workers import make_celery
 
 __all__ = ["EXTENSION_KEY", "WebRuntime", "runtime"]
 
@@ -84,8 +83,6 @@ class WebRuntime:
         if self._celery is None:
             with self._celery_lock:
                 if self._celery is None:
-                    from workers import make_celery
-
                     self._celery = make_celery(self.settings)
         return self._celery
 
