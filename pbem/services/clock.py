@@ -2,7 +2,7 @@
 
 ``SystemClock`` is the real one. ``ManualClock`` is set by hand (unit tests). ``OffsetClock`` adds
 an offset read from a small file to the real time, so tests that run real worker processes can move
-time forward (issue 4: days of deadlines in seconds) without patching any process: every process
+time forward (days of deadlines in seconds: README, "Time") without patching any process: every process
 started with ``PBEM_CLOCK_OFFSET_FILE`` reads the same file.
 """
 

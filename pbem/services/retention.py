@@ -1,6 +1,6 @@
 """Mail retention: the raw bytes of settled mails are emptied once they are old enough.
 
-Every mail in and out is stored whole (issue 5 measured about 20 KiB a move with every player on
+Every mail in and out is stored whole (the benchmarks measured about 20 KiB a move with every player on
 "every card"), which is what lets the server answer for it: a received mail survives any crash
 until it is processed, an outgoing one until the relay took it.  Once a mail is settled, its
 bytes serve nobody but an operator looking into a recent problem.  So after

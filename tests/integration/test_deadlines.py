@@ -1,4 +1,4 @@
-"""Deadlines (issue 4 §1-3, §10): arithmetic, options, reminders exactly once, and each absence policy.
+"""Deadlines (README, "Time"): arithmetic, options, reminders exactly once, and each absence policy.
 
 Service-level, on SQLite and PostgreSQL, on a ``ManualClock``: replies are stored as a front stores
 them and processed as the worker does; ``tick`` is what the ``pbem.tick`` task calls. The helpers

@@ -1,4 +1,4 @@
-"""Table talk (issue 4 §7) through the services, on SQLite and PostgreSQL: a ``say`` line in any
+"""Table talk (README, "Table talk") through the services, on SQLite and PostgreSQL: a ``say`` line in any
 reply reaches every other player once, in their next mail, and never its speaker."""
 
 from __future__ import annotations
