@@ -17,8 +17,7 @@ from pbem.cli.settings import pass_settings
 from pbem.config import Settings
 from pbem.db.models import InboundSource
 from pbem.services.app import Services
-from pbem.services.intake import receive_inbound
-from pbem.smtp.handler import accepted_recipient
+from pbem.services.intake import accepted_recipient, receive_inbound
 from workers import make_celery
 from workers.queueing import queue_inbound
 

@@ -38,6 +38,7 @@ from pbem.db.session import KeptConnections, single_statement
 
 __all__ = [
     "Received",
+    "accepted_recipient",
     "envelope_address_problem",
     "message_key",
     "normalise_recipients",
@@ -124,6 +125,19 @@ def _header_block(raw: bytes) -> bytes:
         if end >= 0:
             return raw[: end + len(separator)]
     return raw
+
+
+def accepted_recipient(address: str, mail_domain: str) -> str | None:
+    """``address`` normalised (lowercase) when it is ours to receive, else None: an address of
+    ``mail_domain``, or a bare ``postmaster`` (RFC 5321 §4.5.1 says it must be accepted).  The
+    SMTP front judges RCPT TO with it, and ``pbem mail inject`` its recipients."""
+    address = address.strip().lower()
+    if address == "postmaster":
+        return f"postmaster@{mail_domain}"
+    local, at, domain = address.rpartition("@")
+    if not at or not local or domain != mail_domain.lower():
+        return None
+    return address
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -36,9 +36,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.db.models import InboundSource
 from pbem.db.session import KeptConnections
-from pbem.services.intake import envelope_address_problem, receive_inbound
+from pbem.services.intake import accepted_recipient, envelope_address_problem, receive_inbound
 
-__all__ = ["MAX_RECIPIENTS", "STORE_THREADS", "InboundHandler", "accepted_recipient"]
+__all__ = ["MAX_RECIPIENTS", "STORE_THREADS", "InboundHandler"]
 
 log = logging.getLogger("pbem.smtp")
 
@@ -50,17 +50,6 @@ STORE_THREADS = 4
 a store takes about a millisecond, so four carry thousands of mails a second."""
 
 Queue = Callable[[list[int]], None]
-
-
-def accepted_recipient(address: str, mail_domain: str) -> str | None:
-    """``address`` normalised (lowercase) when it is ours to receive, else None."""
-    address = address.strip().lower()
-    if address == "postmaster":
-        return f"postmaster@{mail_domain}"
-    local, at, domain = address.rpartition("@")
-    if not at or not local or domain != mail_domain.lower():
-        return None
-    return address
 
 
 class InboundHandler:
