@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbem.db.models import Game, GameStatus
@@ -32,7 +33,7 @@ from .gamestore import GameNotFound, current_state, load_game
 from .mailing import QueuedMail, claim_for_sending
 from .turns import begin_turn, continue_mark, games_to_continue
 
-__all__ = ["Applied", "CONTINUE_STALE_AFTER", "continue_game", "continue_to_rest", "due_continuations"]
+__all__ = ["Applied", "CONTINUE_STALE_AFTER", "continue_game", "continue_to_rest", "due_continuations", "write_turn"]
 
 log = logging.getLogger("pbem.worker")
 
@@ -76,17 +77,25 @@ def continue_game(svc: Services, game_id: int, mark: int | None = None, *,
                     game.continue_at = None  # paused games settle when resumed; ended ones never
                     return Applied()
                 claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
-                mails = settle(session, svc, begin_turn(game, list(game.seats), current_state(game), now))
-                write_all(session)
-                mails = list(claimed) if claimed is not None else mails
-                for mail in mails:
-                    mail.id  # noqa: B018 (written now, inside the transaction)
-                return Applied(mails, games_to_continue(session))
+                written = settle(session, svc, begin_turn(game, list(game.seats), current_state(game), now))
+                return write_turn(session, written, claimed)
         except (StaleDataError, IntegrityError, OperationalError) as error:
             log.info("game %s: continuing again after a concurrent change (%s)", game_id, type(error).__name__)
             last = error
     assert last is not None
     raise last
+
+
+def write_turn(session: Session, written: list[QueuedMail], claimed: list[QueuedMail] | None) -> Applied:
+    """The end of a turn's transaction: everything it changed written (the move log, the game, its
+    seats, the mails, in one statement on PostgreSQL: ``pbem.db.writes``), and what it did: the
+    mails (all those the transaction wrote when its caller sends them itself, ``claimed``) with
+    their ids, and the games left to continue."""
+    write_all(session)
+    mails = list(claimed) if claimed is not None else list(written)
+    for mail in mails:
+        mail.id  # noqa: B018 (written now, inside the transaction)
+    return Applied(mails, games_to_continue(session))
 
 
 def continue_to_rest(svc: Services, games: list[tuple[int, int]]) -> list[int]:

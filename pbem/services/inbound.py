@@ -43,7 +43,7 @@ from pbem.db.models import (
     SeatStatus,
 )
 from pbem.db.session import single_statement, transaction
-from pbem.db.writes import add_update, write_all
+from pbem.db.writes import add_update
 from pbem.engine import MOON, PASS, PLAY, InvalidRules, Rules
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
@@ -55,7 +55,7 @@ from pbem.mail.reading.message import IncomingMail, read_mail
 from .absence import answer_substitute_invitation
 from .app import Services
 from .commands import COMMAND_MODULES  # noqa: F401  (importing them registers the mail commands)
-from .continuation import Applied, continue_to_rest
+from .continuation import Applied, continue_to_rest, write_turn
 from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
@@ -73,7 +73,6 @@ from .requests import (
 )
 from .strangers import answer_stranger, may_answer_stranger, record_stranger_answer, stranger_recipient
 from .talk import record_talk
-from .turns import games_to_continue
 
 log = logging.getLogger("pbem.worker")
 
@@ -135,13 +134,7 @@ def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: 
                     recorded["reading"] = list(mail.problems)
                 add_update(session, _INBOUND, {"id": inbound_id}, {
                     "status": outcome.status, "outcome": recorded, "processed_at": now})
-                # The move, the game, its seats, the mails and this outcome: one write
-                # (pbem.db.writes), then the mails' ids are known.
-                write_all(session)
-                mails = list(claimed) if claimed is not None else list(outcome.mails)
-                for queued in mails:
-                    queued.id  # noqa: B018 (written now, inside the transaction)
-                return Applied(mails, games_to_continue(session))
+                return write_turn(session, outcome.mails, claimed)  # this outcome with the turn
         except (StaleDataError, IntegrityError, OperationalError) as error:
             # Another worker changed the same game (or SQLite was busy): run the whole thing again.
             log.info("inbound %s: retrying after a concurrent change (%s)", inbound_id, type(error).__name__)
