@@ -829,7 +829,6 @@ def save_crash(directory: Path, case: Case, crash: Crash, template: bytes, index
 
 def run(options: Options, echo: Callable[[str], None] = print) -> Report:
     """The stream of ``options.messages`` mails, then the size table; prints and returns the report."""
-    logging.getLogger("pbem").setLevel(logging.CRITICAL)  # the services log every failure: counted here
     report = Report(sizes=list(options.sizes))
     corpus = load_corpus(options.corpus)
     base = options.directory or Path(tempfile.mkdtemp(prefix="pbem-fuzz-"))
@@ -837,6 +836,9 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
     fixture = Fixture(base, seed=options.seed, send=options.send, tables=options.tables)
     rng = random.Random(f"{options.seed}:mails")
     saved_per_kind: Counter[str] = Counter()
+    pbem_log = logging.getLogger("pbem")
+    level = pbem_log.level
+    pbem_log.setLevel(logging.CRITICAL)  # the services log every failure: counted here (restored after)
     try:
         handlers_before = Counter(fixture.probe.handlers)
         for number in range(options.messages):
@@ -894,6 +896,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> Report:
             if options.progress:
                 echo(f"... size table: {name} done")
     finally:
+        pbem_log.setLevel(level)
         fixture.close()
         if options.directory is None:
             shutil.rmtree(base, ignore_errors=True)
