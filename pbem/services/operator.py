@@ -34,6 +34,8 @@ class OperatorRefused(Exception):
 def make_rules(preset: str, options: Mapping[str, Any]) -> Rules:
     """The preset's rules with the options over it; :class:`OperatorRefused` (``rules``) when they
     cannot work together."""
+    if "preset" in options:  # the preset is named once, by --preset
+        raise OperatorRefused("rules", "PRESET_AS_OPTION", {"option": "preset"})
     try:
         return Rules.make(preset, **options)
     except InvalidRules as error:

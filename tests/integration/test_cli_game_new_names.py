@@ -65,3 +65,11 @@ def test_a_clean_name_is_kept(env: dict[str, str]) -> None:
             assert player.display_name == "Ana Maria Ferreira"
     finally:
         services.close()
+
+
+def test_the_preset_given_as_an_option_is_a_clear_refusal(env: dict[str, str]) -> None:
+    result = CliRunner().invoke(main, ["game", "new", "--player=ana@players.test", "--bots", "3",
+                                       "--option", "preset=omnibus"], env=env)
+    assert result.exit_code == 1, result.output
+    assert "PRESET_AS_OPTION" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
