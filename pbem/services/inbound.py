@@ -1,10 +1,11 @@
 """Processing one received mail: read it, check who sent it, find the command, act, answer.
 
-``process_inbound(svc, inbound_id)`` is what the worker task calls. It runs in one transaction that
-locks the inbound row (so a mail delivered twice, or a task run twice, is processed once), applies
-whatever the mail asks (a move goes through :mod:`pbem.services.turns`), writes the outbox rows, and
-marks the row ``done``/``rejected``/``ignored`` with an outcome for operators. The outbox row ids are
-returned for the caller to queue after the commit.
+``apply_inbound(svc, inbound_id)`` is what the worker task calls. It counts the attempt first, in a
+statement committed on its own (a mail out of attempts is set aside as ``failed``), reads the mail
+outside any transaction, then in one transaction locks the inbound row (so a mail delivered twice,
+or a task run twice, is processed once), applies whatever the mail asks (a move goes through
+:mod:`pbem.services.turns`), writes the outbox rows, and marks the row ``done``/``rejected``/
+``ignored`` with an outcome for operators (README, "Under faults and hostile mail").
 
 A verified mail to a seat's address is carried out by the mail command registered for it
 (:mod:`pbem.services.requests`, the commands in :mod:`pbem.services.commands`): this module knows
