@@ -52,6 +52,16 @@ a store takes about a millisecond, so four carry thousands of mails a second."""
 Queue = Callable[[list[int]], None]
 
 
+def _unholdable(address: str, role: str, answer: str, session: Any) -> str | None:
+    """``answer`` (a permanent refusal, logged) for an envelope address no row can hold
+    (``intake.envelope_address_problem``), else None."""
+    problem = envelope_address_problem(address)
+    if problem is None:
+        return None
+    log.info("refused %s %r (%s, peer %s)", role, address[:200], problem, session.peer)
+    return answer
+
+
 class InboundHandler:
     """aiosmtpd handler hooks.  ``store_and_queue`` is blocking (database, broker)
     and runs on one of ``STORE_THREADS`` threads, so one slow commit does not stall
@@ -89,10 +99,9 @@ class InboundHandler:
     async def handle_MAIL(
         self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[str]
     ) -> str:
-        problem = envelope_address_problem(address)
-        if problem is not None:
-            log.info("refused sender %r (%s, peer %s)", address[:200], problem, session.peer)
-            return "553 5.1.7 Bad sender address syntax"
+        refusal = _unholdable(address, "sender", "553 5.1.7 Bad sender address syntax", session)
+        if refusal is not None:
+            return refusal
         envelope.mail_from = address  # what aiosmtpd does itself when there is no hook
         envelope.mail_options.extend(mail_options)
         return "250 OK"
@@ -100,10 +109,9 @@ class InboundHandler:
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
     ) -> str:
-        problem = envelope_address_problem(address)
-        if problem is not None:
-            log.info("refused recipient %r (%s, peer %s)", address[:200], problem, session.peer)
-            return "553 5.1.3 Bad destination mailbox address syntax"
+        refusal = _unholdable(address, "recipient", "553 5.1.3 Bad destination mailbox address syntax", session)
+        if refusal is not None:
+            return refusal
         recipient = accepted_recipient(address, self.mail_domain)
         if recipient is None:
             log.info("refused relay from %s to %s (peer %s)", envelope.mail_from, address, session.peer)
