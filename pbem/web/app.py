@@ -1,8 +1,8 @@
 """The Flask application factory of the web front.
 
 ``create_app(settings)`` builds one app from a ``Settings`` (no global configuration):
-blueprints per area (``inbound`` webhooks, ``health``, the ``game`` pages, the ``devmail``
-pages), the shared ``WebRuntime`` in ``app.extensions["pbem"]``, the i18n of the
+blueprints per area (``inbound`` webhooks, ``health``, the ``home`` and help pages, the
+``game`` pages, the ``devmail`` pages), the shared ``WebRuntime`` in ``app.extensions["pbem"]``, the i18n of the
 templates in ``templates/web/``, and headers every response carries.  Nothing connects
 here: the database on the first request that needs it, the broker on the first queueing.
 """
@@ -18,7 +18,7 @@ from pbem.config import Settings
 from pbem.resources import templates_dir
 from pbem.services.clock import Clock
 
-from . import cards, devmail, game, health, inbound, replay, unsubscribe
+from . import cards, devmail, game, health, home, inbound, replay, unsubscribe
 from .i18n import WebTranslations, install_i18n, use_language
 from .runtime import EXTENSION_KEY, WebRuntime
 
@@ -63,6 +63,7 @@ def create_app(
 
     app.register_blueprint(inbound.blueprint)
     app.register_blueprint(health.blueprint)
+    app.register_blueprint(home.blueprint)
     app.register_blueprint(game.blueprint)
     app.register_blueprint(replay.blueprint)
     app.register_blueprint(unsubscribe.blueprint)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from flask import Blueprint, abort, render_template
 
 from pbem.mail.links import read_game_token
+from pbem.services.bot_names import localized
 from pbem.services.game_views import build_page, seat_page
 
 from .i18n import use_language
@@ -53,5 +54,7 @@ def render_seat_page(
         found = seat_page(session, game_id=link.game_id, seat=link.seat, build=build)
     if found is None:
         abort(404)
-    use_language(found.language)
-    return render_template(template, page=found.page), 200, PRIVATE_HEADERS
+    language = use_language(found.language)
+    page = localized(found.page, language)  # computer players' labels in the page's language
+    # ``token``: the pages of one seat link each other (game page <-> replay) with the same link.
+    return render_template(template, page=page, token=token), 200, PRIVATE_HEADERS

@@ -18,9 +18,9 @@ import logging
 from flask import Blueprint, abort, current_app, render_template
 from kombu.exceptions import KombuError
 
-from pbem.db.models import Player
+from pbem.db.models import Player, Seat
 from pbem.db.session import transaction
-from pbem.mail.links import UnsubscribeTarget, read_unsubscribe_token
+from pbem.mail.links import UnsubscribeTarget, game_token, read_unsubscribe_token
 from pbem.services.app import Services
 from pbem.services.digest import unsubscribe
 from workers.queueing import queue_outbound
@@ -76,7 +76,7 @@ def ask(token: str) -> tuple[str, int, dict[str, str]]:
     rt = runtime()
     target = _target_or_404(rt, token)
     use_language(_language(rt, target.player_id))
-    return render_template("unsubscribe.html", target=target, done=False), 200, PAGE_HEADERS
+    return _page(rt, target, done=False)
 
 
 @blueprint.post("/unsubscribe/<token>")
@@ -94,7 +94,20 @@ def one_click(token: str) -> tuple[str, int, dict[str, str]]:
     if ids:
         _queue(rt, ids)
     use_language(_language(rt, target.player_id))
-    return render_template("unsubscribe.html", target=target, done=True), 200, PAGE_HEADERS
+    return _page(rt, target, done=True)
+
+
+def _page(rt: WebRuntime, target: UnsubscribeTarget, *, done: bool) -> tuple[str, int, dict[str, str]]:
+    """The page.  A game's link also links that seat's game page (the seat's mails carry both
+    links), while the seat is still the player's."""
+    seat_token = None
+    if target.game_id is not None and target.seat is not None:
+        with rt.read_session_factory() as session:
+            row = session.get(Seat, (target.game_id, target.seat))
+            if row is not None and row.player_id == target.player_id:
+                seat_token = game_token(rt.settings.secret_key, target.game_id, target.seat)
+    html = render_template("unsubscribe.html", target=target, done=done, game_token=seat_token)
+    return html, 200, PAGE_HEADERS
 
 
 def _queue(rt: WebRuntime, ids: list[int]) -> None:
