@@ -61,8 +61,8 @@ from .deadlines import pop_timing
 from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
-from .mailing import QueuedMail, claim_for_sending, queue_mail, recipient_for
-from .reading import read_command, reply_of
+from .mailing import QueuedMail, answer_thread, claim_for_sending, claimed_game, queue_mail, recipient_for, seat_view
+from .reading import read_command, reply_of, with_answered
 from .requests import (
     Outcome,
     ReceivedRow,
@@ -113,7 +113,7 @@ def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | Non
     if attempt is None:
         return Applied()
     try:
-        mail = read_received(attempt)
+        mail = read_received(attempt, svc)
         return _apply_read(svc, inbound_id, mail, send_lease)
     except Exception as error:
         record_failed_attempt(svc, inbound_id, type(error).__name__)
@@ -184,12 +184,15 @@ def begin_attempt(svc: Services, inbound_id: int, now: datetime) -> Attempt | No
     return None
 
 
-def read_received(attempt: Attempt) -> IncomingMail:
-    """The mail read as the handlers need it: parsed, and its reply text extracted (kept by
-    ``reply_of`` for the handlers), so that no transaction waits on this work."""
+def read_received(attempt: Attempt, svc: Services | None = None) -> IncomingMail:
+    """The mail read as the handlers need it: parsed, with the lines of the mail it answers (found
+    by ``reading.with_answered`` in a read of its own, when ``svc`` is given), and its reply text
+    extracted (kept by ``reply_of`` for the handlers), so that no transaction waits on this work."""
     mail = read_mail(attempt.raw, envelope_sender=attempt.mail_from)
     if classify(mail) is None:
-        reply_of(mail.text)
+        if svc is not None:
+            mail = with_answered(svc, mail, attempt.recipient)
+        reply_of(mail.text, mail.answered)
     return mail
 
 
@@ -351,8 +354,9 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         mails = []
         sender = _player_by_address(session, mail.from_address)
         if _verified(session, sender):
+            claimed = claimed_game(session, svc, row.recipient, sender)  # only to thread the notice there
             mails = reply(session, svc, sender, mc.RequestRejected("BAD_ADDRESS", {"problem": error.code}),
-                          now, row.id)
+                          now, row.id, game=claimed, game_ctx=seat_view(svc, claimed, sender))
         return Outcome(InboundStatus.REJECTED, "BAD_ADDRESS", {"problem": error.code}, mails)
     try:
         game = load_game(session, token.game_id)
@@ -368,15 +372,16 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         mails = []
         if owner is not None and seat.status == SeatStatus.JOINED:
             mails = reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
-                          now, row.id, game=game)
+                          now, row.id, game=game, game_ctx=seat_view(svc, game, owner))
         return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
                        {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
 
-    record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (README, "Table talk")
+    talk = record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (README, "Table talk")
     state = current_state(game)
     expected = _expected(state, seat.seat)
     command = read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
-    return carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command))
+    return carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command,
+                                 talk))
 
 
 def _expected(state: Any, seat: int) -> str | None:
@@ -423,11 +428,11 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         stranger_recipient(svc, sender_address, mail.from_name)
 
     def refuse(code: str, details: dict[str, Any], **more: Any) -> Outcome:
-        detail = mc.RequestRejected(code, details)
+        detail = mc.RequestRejected(code, details, new_game_address=row.recipient)  # with an example
         if verified:
-            mails = reply(session, svc, creator, detail, now, row.id)
+            mails = reply(session, svc, creator, detail, now, row.id, thread=answer_thread(mail))
         else:
-            mails = answer_stranger(session, svc, recipient, detail, now, row.id)
+            mails = answer_stranger(session, svc, recipient, detail, now, row.id, thread=answer_thread(mail))
         return Outcome(InboundStatus.REJECTED, code, {"from": sender_address, **details, **more,
                                                       "answered": bool(mails)}, mails)
 
@@ -441,7 +446,7 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         timing = pop_timing(options)  # deadline, weekends, grace, reminder, policy (README, "Time")
         rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
     except (InvalidRules, TypeError, ValueError) as error:
-        return refuse("BAD_RULES", {"problem": getattr(error, "code", "BAD_RULES")})
+        return refuse("BAD_RULES", {"problem": getattr(error, "code", "BAD_RULES"), **getattr(error, "details", {})})
     bots = _count(bots_text)
     if bots is None or not 0 <= bots < rules.players:  # the sender has a seat too
         return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
@@ -485,9 +490,10 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
             still = tuple(inv.address for inv in invitations[1:])
             mails += reply(session, svc, creator, mc.InvitationAccepted(
                 game_id=game.id, player_name=creator.display_name or creator.address, accepted=True,
-                still_waiting=still), now, row.id, game=game)
+                still_waiting=still), now, row.id, game=game, thread=answer_thread(mail, game))
     else:
-        mails += _send_invitations(session, svc, game, invitations[:1], creator, now, row.id)
+        mails += _send_invitations(session, svc, game, invitations[:1], creator, now, row.id,
+                                   thread=answer_thread(mail, game))
         for sent in mails:
             record_stranger_answer(session, sender_address, sent.kind, now, row.id)
     return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
@@ -526,7 +532,8 @@ def _invitations_today(session: Session, creator: Player | None, now: datetime) 
 
 
 def _send_invitations(session: Session, svc: Services, game: Game, invitations: list[Invitation],
-                      creator: Player, now: datetime, inbound_id: int) -> list[QueuedMail]:
+                      creator: Player, now: datetime, inbound_id: int,
+                      thread: tuple[str, ...] | None = None) -> list[QueuedMail]:
     mails = []
     people = [s.player.address for s in sorted(game.seats, key=lambda s: s.seat) if s.player is not None]
     bots = sum(1 for s in game.seats if s.player is None)
@@ -539,7 +546,7 @@ def _send_invitations(session: Session, svc: Services, game: Game, invitations: 
                                reply_address=address, rules=game.rules, bots=bots,
                                confirm=inv.address == creator.address)
         ctx = mc.MailContext(recipient=recipient_for(invitee, svc), detail=detail)
-        out = queue_mail(session, svc, ctx, player=invitee, game=game, now=now, inbound_id=inbound_id)
+        out = queue_mail(session, svc, ctx, player=invitee, game=game, now=now, inbound_id=inbound_id, thread=thread)
         if out is not None:
             mails.append(out)
     return mails

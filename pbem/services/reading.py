@@ -3,26 +3,94 @@
 Both the routing (:mod:`pbem.services.inbound`), the mail commands (:mod:`pbem.services.commands`)
 and the table talk (:mod:`pbem.services.talk`) read a mail through here, so that its reply text is
 extracted once.
+
+**The mail answered.** pbem keeps every mail it sends (the outbox, until the retention empties it:
+``PBEM_MAIL_RETENTION_DAYS``, :mod:`pbem.services.retention`). :func:`answered_lines` finds the one a
+reply answers — by its ``In-Reply-To``, else the newest of its ``References``, else the newest mail of
+the game to that player that gave the reply address written to — and gives its lines to the reader,
+which drops what of them is left in the new text (``reply_text.drop_answered``): a quote that no
+pattern recognised is never read as the player's words.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
+from sqlalchemy import select
+
+from pbem.db.models import RAW_KEPT, OutboundMessage
+from pbem.mail.addresses import BadAddress, parse_reply_address
 from pbem.mail.reading import commands as cmd
-from pbem.mail.reading.message import IncomingMail
+from pbem.mail.reading.message import IncomingMail, text_versions
+from pbem.mail.reading.reply_text import answered_lines as lines_of
 from pbem.mail.reading.reply_text import extract_reply
+
+from .app import Services
+
+#: Message-IDs of a reply's ``References`` looked up (the newest), and mails of a game searched
+#: for the reply address when no Message-ID is ours.
+MAX_REFERENCES = 10
+MAX_GAME_MAILS = 20
 
 
 @functools.lru_cache(maxsize=64)
-def reply_of(text: str) -> str:
-    """``extract_reply`` of a mail's text, kept for the few mails at hand: a seat's mail is read
-    for its table talk (``talk.record_talk``) and then for its command."""
-    return extract_reply(text)
+def reply_of(text: str, answered: frozenset[str] = frozenset()) -> str:
+    """``extract_reply`` of a mail's text (without the lines of the mail it answers), kept for the
+    few mails at hand: a seat's mail is read for its table talk (``talk.record_talk``) and then for
+    its command."""
+    return extract_reply(text, answered=answered)
 
 
 def read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
                  language: str | None = None) -> cmd.Command:
     """The command of a mail's reply text (``expected``: the decision the sender is asked for)."""
-    text = reply_of(mail.text)
+    text = reply_of(mail.text, mail.answered)
     return cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
+
+
+def with_answered(svc: Services, mail: IncomingMail, recipient: str) -> IncomingMail:
+    """``mail`` with the lines of the mail it answers (``IncomingMail.answered``), when that mail
+    is found and its bytes are still kept; the mail unchanged otherwise."""
+    raw = answered_raw(svc, mail, recipient)
+    if not raw:
+        return mail
+    return replace(mail, answered=lines_of(*text_versions(raw)))
+
+
+def answered_raw(svc: Services, mail: IncomingMail, recipient: str) -> bytes:
+    """The bytes of our mail that ``mail`` (sent to ``recipient``) answers; b"" when none is found.
+
+    Only mails sent to the replying address are candidates (a reply quotes what its sender got),
+    which also keeps the look-up on the outbox's (recipient, created_at) index."""
+    sender = mail.from_address
+    if not sender:
+        return b""
+    wanted = [mail.in_reply_to] if mail.in_reply_to else []
+    wanted += [ref for ref in reversed(mail.references[-MAX_REFERENCES:]) if ref not in wanted]
+    table = OutboundMessage.__table__
+    with svc.session_factory() as session:
+        if wanted:
+            rows = dict(session.execute(
+                select(table.c.message_id, table.c.raw)
+                .where(table.c.recipient == sender, table.c.message_id.in_(wanted), RAW_KEPT)
+            ).all())
+            found = next((rows[ref] for ref in wanted if ref in rows), None)
+            if found:
+                return bytes(found)
+        try:
+            token = parse_reply_address(svc.settings.secret_key, svc.settings.mail_domain, recipient)
+        except BadAddress:
+            return b""
+        needle = recipient.lower().encode("ascii", "replace")
+        for (raw,) in session.execute(
+            select(table.c.raw)
+            .where(table.c.recipient == sender, table.c.game_id == token.game_id, RAW_KEPT)
+            .order_by(table.c.created_at.desc(), table.c.id.desc())
+            .limit(MAX_GAME_MAILS)
+        ):
+            raw = bytes(raw)
+            head = raw[: raw.find(b"\r\n\r\n")].lower()
+            if b"\nreply-to:" in head and needle in head:
+                return raw
+    return b""

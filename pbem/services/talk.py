@@ -14,6 +14,10 @@ the mail layouts print the lines (``templates/email/_layout.*``). Callers that w
 mails to a seat at once (``notify.send_to_seat``) take the talk themselves, for the last one; the
 digest, which shows no single seat, takes each game's talk for its own lines.
 
+A reply that is refused (a card that may not be played, a stale reply, a command that cannot be
+carried out…) changes nothing, its talk included: the talk is taken back (:func:`withdraw_talk`)
+and the refusal quotes it, asking for it again with the corrected reply, so the table reads it once.
+
 Talk is kept only while a game runs (active or paused) and from seats still held by their
 player; a reply of nothing but talk (:class:`~pbem.mail.reading.commands.Say`) is recorded and
 answered with no mail (the others will read it; the speaker knows what they wrote):
@@ -44,7 +48,7 @@ MAX_LINES = 10
 
 def talk_of(mail: IncomingMail) -> str | None:
     """The talk of a reply (its ``say`` lines, joined), trimmed to :data:`MAX_TALK`."""
-    said = cmd.table_talk(reply_of(mail.text))
+    said = cmd.table_talk(reply_of(mail.text, mail.answered))
     if not said:
         return None
     lines = [" ".join(line.split()) for line in said.split("\n")][:MAX_LINES]
@@ -65,6 +69,17 @@ def record_talk(session: Session, game: Game, seat: Seat, mail: IncomingMail, no
     if last_talk(session, game.id) is not None:
         note_last_talk(session, game.id, row.id)
     return row
+
+
+def withdraw_talk(session: Session, game: Game, row: TableTalk) -> tuple[str, ...]:
+    """Take back the talk of a mail that was refused (``requests.SeatRequest.answer``): its lines,
+    for the refusal to quote; () when another seat was already told them (then they stay said)."""
+    if any(s.seat != row.seat and s.talk_seen >= row.id for s in game.seats):
+        return ()
+    lines = tuple(row.text.split("\n"))
+    session.delete(row)
+    session.flush()
+    return lines
 
 
 def take_unseen(session: Session, game_id: int, seat: Seat) -> tuple[mc.TalkLine, ...]:

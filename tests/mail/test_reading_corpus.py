@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email
 import tomllib
 from email.policy import compat32
@@ -15,6 +16,8 @@ from pbem.mail.reading import (
 )
 from pbem.mail.reading.charsets import decode_bytes
 from pbem.mail.reading.html_text import html_to_text
+from pbem.mail.reading.message import text_versions
+from pbem.mail.reading.reply_text import answered_lines
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = tomllib.loads((CORPUS / "expectations.toml").read_text(encoding="utf-8"))["case"]
@@ -52,15 +55,39 @@ def test_every_file_has_an_expectation() -> None:
     listed = [c["file"] for c in CASES]
     assert len(listed) == len(set(listed))
     assert files == set(listed)
+    answered = {c["answers"] for c in CASES if "answers" in c}
+    assert answered == {f"answered/{p.name}" for p in (CORPUS / "answered").glob("*.eml")}
+
+
+def test_the_answered_mails_are_what_the_replies_answer() -> None:
+    """A case's ``answers`` is the mail its In-Reply-To names (how the services find it)."""
+    for case in (c for c in CASES if "answers" in c):
+        ours = read_mail((CORPUS / case["answers"]).read_bytes())
+        assert _read(case).in_reply_to == ours.message_id
+
+
+def test_an_unlabelled_quote_is_read_as_the_players_words_without_the_mail_answered() -> None:
+    """What the lines of the mail answered are for: without them the quote names many cards."""
+    case = next(c for c in CASES if c["file"] == "webmail_fi_unlabelled_quote.eml")
+    assert describe(read_command(_read(case), expected="play")).startswith("Ambiguous TWO_CARDS")
+
+
+def _answered(case: dict) -> frozenset[str]:
+    """The lines of the mail the case answers (``answers``), as the services give them."""
+    if "answers" not in case:
+        return frozenset()
+    return answered_lines(*text_versions((CORPUS / case["answers"]).read_bytes()))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "command" in c], ids=lambda c: c["file"])
 def test_reply_reads_as_expected(case: dict) -> None:
     mail = _read(case)
     assert classify(mail) is None, "a person's reply must not look automatic"
+    answered = _answered(case)
+    mail = dataclasses.replace(mail, answered=answered)
     command = read_command(mail, expected=case["expected"])
     assert describe(command) == case["command"]
-    new_text = extract_reply(mail.text)
+    new_text = extract_reply(mail.text, answered=answered)
     for quoted in ("hearts.example", "#42", "wrote", "escreveu", "scris", "Sent from", "Enviado do", "Trimis de"):
         assert quoted not in new_text, "quoted mail or signature left in the reply"
     if "from" in case:
@@ -102,6 +129,6 @@ def _html_alternatives() -> list[tuple[dict, str]]:
 @pytest.mark.parametrize(("case", "html"), _html_alternatives(), ids=lambda v: v["file"] if isinstance(v, dict) else "")
 def test_html_alternative_reads_the_same(case: dict, html: str) -> None:
     """Clients that send both parts: the HTML alone (as some providers' webhooks deliver) agrees."""
-    new_text = extract_reply(html_to_text(html))
+    new_text = extract_reply(html_to_text(html), answered=_answered(case))
     assert describe(parse_command(new_text, expected=case["expected"])) == case["command"]
     assert "hearts.example" not in new_text and "#42" not in new_text

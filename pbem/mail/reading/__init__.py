@@ -37,9 +37,11 @@ def read_command(
     language_hint: str | None = None,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
 ) -> Command:
-    """The command in the new text of ``mail`` (see :func:`parse_command` for the arguments)."""
+    """The command in the new text of ``mail`` (see :func:`parse_command` for the arguments),
+    without what is left of the mail it answers (``mail.answered``)."""
     return parse_command(
-        extract_reply(mail.text, languages), language_hint, expected=expected, pass_count=pass_count
+        extract_reply(mail.text, languages, mail.answered), language_hint, expected=expected,
+        pass_count=pass_count,
     )
 
 

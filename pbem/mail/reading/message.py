@@ -145,6 +145,9 @@ class IncomingMail:
     raw_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     #: What could not be read as sent, as short codes (the module docstring's table); () if nothing.
     problems: tuple[str, ...] = ()
+    #: The lines of the mail this one answers, when the caller found it (``reply_text.answered_lines``):
+    #: what of them is left in the new text is a quote and is dropped (``reply_text.drop_answered``).
+    answered: frozenset[str] = field(default=frozenset(), repr=False)
 
     def header(self, name: str) -> str | None:
         """The first header called ``name``, decoded, or None."""
@@ -283,6 +286,22 @@ def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
         raw_headers=headers,
         problems=tuple(problems),
     )
+
+
+def text_versions(raw: bytes) -> tuple[str, ...]:
+    """The texts a reader may quote of a mail (one of ours, kept in the outbox): its plain text
+    part and its HTML part read as text, those it has; never raises."""
+    problems = _Problems()
+    msg, deep = _parse(_parsed_prefix(raw, problems))
+    if deep:
+        return ()
+    plain, html = _find_text_parts(msg)
+    texts = []
+    if plain is not None:
+        texts.append(_part_text(plain, problems))
+    if html is not None:
+        texts.append(html_to_text(_part_text(html, problems)))
+    return tuple(texts)
 
 
 def _parsed_prefix(raw: bytes, problems: _Problems) -> bytes:

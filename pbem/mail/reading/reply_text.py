@@ -64,9 +64,36 @@ def _attribution(starts: str, verb: str) -> str:
     )
 
 
+def _attribution_inside(starts: str, verb: str) -> str:
+    """An attribution whose verb may stand before the name: "Am <date> schrieb <name>:",
+    "Den <date> skrev <name>:", "Le <date>, <name> a écrit :"; on one line or wrapped onto two
+    (as :func:`_attribution`: a wrapped one holds a digit on its first line, and its second line
+    starts no other attribution). The verb is found once (an atomic group) and the line must end
+    with a colon (a look-behind after a possessive run), so no line is searched twice.
+    """
+    start = _Q + r"(?:" + starts + r")\s"
+    found = r"(?>[^\n]*?\s" + verb.replace(" ", r"\s") + r"(?=[\s:]))"
+    rest = r"[^\n]*+(?<=:)$"
+    second = r"\n(?!" + start + r")" + _Q
+    return (
+        r"(" + start + r"(?:" + found + rest
+        + r"|(?=[^\n]*\d)(?:" + found + r"[^\n]*+" + second + rest
+        + r"|[^\n]*+" + second + found + rest + r")))"
+    )
+
+
+def _cjk_attribution(verb: str) -> str:
+    """"2024年6月3日(月) 10:15 Hearts <p@x>:" and the like: a date in year/month/day characters
+    at the line start, ``verb`` (may be empty) and a colon (ASCII or full-width) at its end."""
+    return (
+        r"(" + _Q + r"\d{4}\s?[年년]\s?\d{1,2}\s?[月월]\s?\d{1,2}\s?[日일](?=[^\n]*"
+        + verb + r"\s?[:：]$)[^\n]*+)"
+    )
+
+
 def _header_block(labels: str) -> str:
     """An Outlook-style block: two or more "Label: value" lines (a value may sit on the next line)."""
-    line = _Q + r"[* ]*+(?:" + labels + r")[ *]*+:[ *]*+(?:\n(?=[^\n]))?[^\n]*+(?:\n|\Z)"
+    line = _Q + r"[* ]*+(?:" + labels + r")[ *]*+[:：][ *]*+(?:\n(?=[^\n]))?[^\n]*+(?:\n|\Z)"
     return r"((?:" + line + r"){2,})"
 
 
@@ -145,12 +172,145 @@ LANGUAGES: Final[dict[str, dict[str, list[str]]]] = {
         ),
         "disclaimers": [r"ATENȚIE:", r"ATENTIE:", r"Notă de confidențialitate:"],
     },
+    # The languages the library knows besides English, written again as anchored patterns (its
+    # own are unanchored and rebuilt per message; see the module docstring): German, Czech,
+    # Danish, Spanish, French, Italian, Japanese, Korean, Dutch, Polish, Swedish, Chinese.
+    "de": {
+        # "Am Mo., 3. Juni 2024 um 10:15 Uhr schrieb Bob <b@x>:", Outlook "Von:/Gesendet:/An:/Betreff:"
+        "wrote_header": [_attribution_inside(r"Am", r"schrieb")],
+        "from_header": [
+            _header_block(r"Von|Gesendet|An|Betreff|Datum|Cc|Kopie|Organisation"),
+            _separator(r"Ursprüngliche Nachricht|Urspr\. Nachricht|Weitergeleitete Nachricht"),
+        ],
+        "signatures": _signoffs(
+            "Mit freundlichen Grüßen", "Mit freundlichen Grüssen", "Freundliche Grüße", "Viele Grüße",
+            "Beste Grüße", "Liebe Grüße", "Schöne Grüße", "Grüße", "Gruß", "Grüsse", "Gruss", "LG", "VG",
+            "MfG", "Danke",
+        ),
+        "sent_from": _sent_from("Gesendet von meinem", "Von meinem", "Gesendet mit", "Gesendet von"),
+        "disclaimers": [r"Wichtiger Hinweis:", r"Hinweis:", r"Vertraulichkeitshinweis:"],
+    },
+    "cs": {
+        "wrote_header": [_attribution_inside(r"Dne|V|(?:po|út|st|čt|pá|so|ne)\.?,?", r"napsal(?:\(a\)|a)?")],
+        "from_header": [
+            _header_block(r"Od|Odesláno|Komu|Předmět|Datum|Kopie"),
+            _separator(r"Původní zpráva|Přeposlaná zpráva"),
+        ],
+        "signatures": _signoffs("S pozdravem", "S úctou", "Děkuji", "Díky", "Zdravím"),
+        "sent_from": _sent_from("Odesláno z mého", "Odesláno z"),
+        "disclaimers": [r"Upozornění:", r"Důvěrné:"],
+    },
+    "da": {
+        "wrote_header": [
+            _attribution_inside(r"Den|(?:man|tir|ons|tor|fre|lør|søn)\.?,?|\d{1,2}\.", r"skrev"),
+        ],
+        "from_header": [
+            _header_block(r"Fra|Sendt|Til|Emne|Dato|Cc|Kopi|Vedhæftet"),
+            _separator(r"Oprindelig meddelelse|Videresendt meddelelse"),
+        ],
+        "signatures": _signoffs("Med venlig hilsen", "Venlig hilsen", "Bedste hilsner", "Hilsen", "Mvh"),
+        "sent_from": _sent_from("Sendt fra min", "Sendt fra", "Hent Outlook til"),
+        "disclaimers": [r"Advarsel:", r"Fortroligt:"],
+    },
+    "es": {
+        "wrote_header": [_attribution_inside(r"El", r"escribió")],
+        "from_header": [
+            _header_block(r"De|Enviado|Enviado el|Para|Asunto|Fecha|CC|CCO|Organización"),
+            _separator(r"Mensaje original|Mensaje reenviado"),
+        ],
+        "signatures": _signoffs(
+            "Saludos", "Un saludo", "Atentamente", "Cordialmente", "Gracias", "Muchas gracias",
+            "Un abrazo",
+        ),
+        "sent_from": _sent_from("Enviado desde mi", "Enviado desde", "Obtener Outlook para"),
+        "disclaimers": [r"Aviso:", r"Confidencialidad:", r"Aviso de confidencialidad:"],
+    },
+    "fr": {
+        # "Le lun. 3 juin 2024 à 10:15, Bob <b@x> a écrit :"
+        "wrote_header": [_attribution_inside(r"Le", r"a écrit")],
+        "from_header": [
+            _header_block(r"De|Envoyé|Envoyé le|À|A|Objet|Cc|Date"),
+            _separator(r"Message d'origine|Message original|Message transféré"),
+        ],
+        "signatures": _signoffs(
+            "Cordialement", "Bien cordialement", "Salutations", "Bien à vous", "Bonne journée",
+            "Merci", "Amicalement", "Bises",
+        ),
+        "sent_from": _sent_from("Envoyé de mon", "Envoyé depuis mon", "Envoyé depuis", "Obtenir Outlook pour"),
+        "disclaimers": [r"Avertissement:", r"Confidentialité:"],
+    },
+    "it": {
+        # "Il giorno lun 3 giu 2024 alle ore 10:15 Bob <b@x> ha scritto:"
+        "wrote_header": [_attribution_inside(r"Il", r"ha scritto")],
+        "from_header": [
+            _header_block(r"Da|Inviato|A|Oggetto|Data|Cc"),
+            _separator(r"Messaggio originale|Messaggio inoltrato"),
+        ],
+        "signatures": _signoffs("Cordiali saluti", "Distinti saluti", "Saluti", "Grazie", "Un saluto"),
+        "sent_from": _sent_from("Inviato da", "Inviato dal mio"),
+        "disclaimers": [r"Avvertenza:", r"Riservatezza:"],
+    },
+    "ja": {
+        "wrote_header": [_cjk_attribution(r"(?:<[^\n]*>|さん)")],
+        "from_header": [_header_block(r"差出人|送信日時|宛先|件名|日付|CC|From|Sent|To|Subject")],
+        "sent_from": [r"[^\n]{0,30}から送信$"],
+    },
+    "ko": {
+        "wrote_header": [_cjk_attribution(r"님이\s?작성(?:하였습니다|했습니다|함)?")],
+        "from_header": [_header_block(r"보낸\s?사람|보낸\s?날짜|받는\s?사람|제목|참조|날짜")],
+        "signatures": _signoffs("감사합니다"),
+        "sent_from": [r"내 [^\n]{0,30}에서 보냄$"],
+    },
+    "nl": {
+        "wrote_header": [_attribution_inside(r"Op", r"schreef")],
+        "from_header": [
+            _header_block(r"Van|Verzonden|Aan|Onderwerp|Datum|Cc"),
+            _separator(r"Oorspronkelijk bericht|Origineel bericht|Doorgestuurd bericht"),
+        ],
+        "signatures": _signoffs("Met vriendelijke groet", "Vriendelijke groet", "Hartelijke groeten", "Groeten",
+                                "Groetjes", "Bedankt", "Dank u"),
+        "sent_from": _sent_from("Verzonden vanaf mijn", "Verstuurd vanaf mijn", "Verzonden met"),
+        "disclaimers": [r"Disclaimer:", r"Waarschuwing:"],
+    },
+    "pl": {
+        "wrote_header": [_attribution_inside(r"Dnia|W dniu|W dn\.|(?:pon|wt|śr|czw|pt|sob|niedz)\.?,?",
+                                             r"(?:napisał(?:\(a\)|a)?|nadesłał)")],
+        "from_header": [
+            _header_block(r"Od|Wysłano|Wysłane|Do|Temat|Data|DW|UDW"),
+            _separator(r"Wiadomość oryginalna|Oryginalna wiadomość|Przekazana wiadomość"),
+        ],
+        "signatures": _signoffs("Z poważaniem", "Z powazaniem", "Pozdrawiam", "Pozdrowienia", "Dzięki"),
+        "sent_from": _sent_from("Wysłane z", "Wysłano z"),
+        "disclaimers": [r"Uwaga:"],
+    },
+    "sv": {
+        "wrote_header": [
+            _attribution_inside(r"Den|(?:mån|tis|ons|tor|fre|lör|sön)\.?,?|\d{1,2}", r"skrev"),
+        ],
+        "from_header": [
+            _header_block(r"Från|Skickat|Till|Ämne|Datum|Kopia"),
+            _separator(r"Ursprungligt meddelande|Vidarebefordrat meddelande"),
+        ],
+        "signatures": _signoffs("Med vänliga hälsningar", "Vänliga hälsningar", "Bästa hälsningar", "Hälsningar",
+                                "Mvh", "Tack"),
+        "sent_from": _sent_from("Skickat från min", "Skickat från"),
+        "disclaimers": [r"Varning:", r"Observera:"],
+    },
+    "zh": {
+        "wrote_header": [_cjk_attribution(r"写道")],
+        "from_header": [
+            _header_block(r"发件人|发送时间|收件人|主题|抄送|日期|寄件者|寄件日期|收件者|主旨"),
+            r"(" + _Q + r"-{2,}\s*原始邮件\s*-{2,})[ \t]*$",
+        ],
+        "signatures": _signoffs("此致", "谢谢", "祝好"),
+        "sent_from": [r"从我的[^\n]{0,30}发送$", r"发自我的[^\n]{0,30}$"],
+    },
     # Whatever the language: a line ending with a "wrote:" verb followed by quoted text, and the
     # "-----Original Message-----" / "-------- Original message --------" separators.
     "pbem": {
         "wrote_header": [
             r"(?=[^\n]*:$)"  # cheap first: only lines ending with ":" are worth the search
-            r"(" + _Q + r"[^\n>]{1,200}(?:wrote|escreveu|a scris|scrie|écrit|schrieb|escribió)"
+            r"(" + _Q + r"[^\n>]{1,200}(?:wrote|escreveu|a scris|scrie|écrit|schrieb|escribió|skrev|napsal|schreef|scritto|napisał|写道)"
             r"[^\n:]{0,80}:)$(?=\n(?:[ \t]*\n)?>)",
         ],
         "from_header": [
@@ -158,7 +318,8 @@ LANGUAGES: Final[dict[str, dict[str, list[str]]]] = {
         ],
     },
 }
-DEFAULT_LANGUAGES: Final = ("en", "pt", "ro")
+#: Every language above, the library's included: any player may use any mail client.
+DEFAULT_LANGUAGES: Final = tuple(lang for lang in LANGUAGES if lang != "pbem")
 _NEVER: Final = r"(?!)"
 
 
@@ -273,11 +434,14 @@ def normalize(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def extract_reply(text: str, languages: Sequence[str] = DEFAULT_LANGUAGES) -> str:
+def extract_reply(text: str, languages: Sequence[str] = DEFAULT_LANGUAGES,
+                  answered: frozenset[str] = frozenset()) -> str:
     """The new text of a reply body (see the module docstring); "" when there is none.
 
-    ``languages`` are keys of :data:`LANGUAGES`, or of the library's own table (``de``, ``fr``…,
-    used with its unanchored patterns); English, Portuguese and Romanian by default.
+    ``languages`` are keys of :data:`LANGUAGES`, or of the library's own table (used with its
+    unanchored patterns); every language of :data:`LANGUAGES` by default. ``answered`` holds the
+    lines of the mail this one answers (:func:`answered_lines`): what is left of them in the new
+    text is a quote no pattern knew, and is dropped (:func:`drop_answered`).
     """
     text = normalize(_read_prefix(text))
     if not text.strip():
@@ -286,13 +450,80 @@ def extract_reply(text: str, languages: Sequence[str] = DEFAULT_LANGUAGES) -> st
     message = _ReplyMessage(text=text, languages=[], keep_hyphen_lists=True)
     message.patterns = patterns
     replies: list[EmailReply] = message.read().replies
-    new = _clean(replies[0].body) if replies else ""
+    new = drop_answered(_clean(replies[0].body), answered) if replies else ""
     if new:
         return new
     # Bottom-posting: nothing above the quote. Take what is not quoted, header or signature
     # anywhere in the body (the library cut signatures from each piece).
-    pieces = [_clean(r.body) for r in replies]
+    pieces = [drop_answered(_clean(r.body), answered) for r in replies]
     return "\n\n".join(p for p in pieces if p)
+
+
+# -- the lines of the mail answered ----------------------------------------------------------------
+#
+# A quote that no pattern above recognises (a client or a language they do not know, quoting
+# without ">") is still made of the lines of the mail it answers, which pbem keeps. The rule
+# (README, "Playing by mail"): a line of the new text *matches* when it equals a line of that mail
+# with quote marks, spacing and case ignored (:func:`line_key`). The quote starts at the first
+# matching *sentence* — a line of at least :data:`MIN_SENTENCE_CHARS` characters and
+# :data:`MIN_SENTENCE_WORDS` words of two letters or more, something nobody writes by chance —
+# and reaches up over the matching and blank lines right above it. Every matching line from there
+# on is dropped, except the very first line of the new text (a player's "QS" above the quote,
+# where the mail answered also has a line "QS"). So a reply of short lines only ("QS", "ok",
+# "help") keeps them all even when the mail has the same lines, and what the player wrote between
+# quoted lines stays. The line just above the quote is dropped too when it reads like an
+# attribution: it ends with a colon and holds a digit or an ``@`` (a date, an address), as
+# "ma 3.6.2024 klo 10.15 Hearts <hearts+…> kirjoitti:" does.
+
+#: What makes a line of the mail answered a sentence (see above).
+MIN_SENTENCE_CHARS: Final = 20
+MIN_SENTENCE_WORDS: Final = 3
+_LETTER_WORD: Final = re.compile(r"[^\W\d_]{2,}")
+
+
+def line_key(line: str) -> str:
+    """A line as compared with the mail answered: no quote marks, single spaces, case folded."""
+    return " ".join(line.lstrip(" \t>|").split()).casefold()
+
+
+def answered_lines(*texts: str) -> frozenset[str]:
+    """The keys (:func:`line_key`) of the lines of a mail's text versions (its plain text and its
+    HTML read as text), for :func:`extract_reply`; only a :data:`MAX_REPLY_CHARS` prefix of each."""
+    keys = {line_key(line) for text in texts for line in normalize(_read_prefix(text)).split("\n")}
+    keys.discard("")
+    return frozenset(keys)
+
+
+def _sentence(key: str) -> bool:
+    return len(key) >= MIN_SENTENCE_CHARS and len(_LETTER_WORD.findall(key)) >= MIN_SENTENCE_WORDS
+
+
+def drop_answered(text: str, answered: frozenset[str]) -> str:
+    """``text`` without the lines quoted from the mail answered (the rule above)."""
+    if not answered or not text:
+        return text
+    lines = text.split("\n")
+    keys = [line_key(line) for line in lines]
+    matched = [bool(key) and key in answered for key in keys]
+    first = next((k for k, key in enumerate(keys) if matched[k] and _sentence(key)), None)
+    if first is None:
+        return text
+    top = first
+    while top > 0 and (matched[top - 1] or not keys[top - 1]):
+        top -= 1
+    opening = next(k for k, key in enumerate(keys) if key)  # the new text's first line…
+    if opening == first:
+        opening = -1  # …unless it is the quote's first sentence
+    drop = [k != opening and (matched[k] or (k >= top and not keys[k])) for k in range(len(lines))]
+    above = top - 1
+    if above >= 0 and _ATTRIBUTION_END.search(lines[above]) and _ATTRIBUTION_MARK.search(lines[above]):
+        drop[above] = True
+    kept = "\n".join(line for line, gone in zip(lines, drop) if not gone)
+    return re.sub(r"\n{3,}", "\n\n", kept).strip()
+
+
+_ATTRIBUTION_END: Final = re.compile(r"[:：]\s*$")
+_ATTRIBUTION_MARK: Final = re.compile(r"[\d@]")
 
 
 def _read_prefix(text: str) -> str:

@@ -363,6 +363,10 @@ PT_PT_BLOCK = (f"De: {SERVER}\nEnviada: 3 de junho de 2024 10:15\nPara: Ana Conc
                f"<ana.conceicao@example.pt>\nAssunto: {SUBJECT['pt']}")
 RO_BLOCK = (f"De la: {SERVER}\nTrimis: luni, 3 iunie 2024 10:15\nCătre: Ana Ionescu-Bălan "
             f"<ana.ionescu@example.ro>\nSubiect: {SUBJECT['ro']}")
+DE_BLOCK = (f"Von: {SERVER}\nGesendet: Montag, 3. Juni 2024 10:15\nAn: Jonas Weber <jonas.weber@example.de>\n"
+            f"Betreff: {SUBJECT['en']}")
+JONAS = "Jonas Weber <jonas.weber@example.de>"
+AINO = f"{rfc2047('Aino Mäkelä')} <aino.makela@example.fi>"
 GMAIL_EN_ATTR = f"On Mon, Jun 3, 2024 at 10:15\u202fAM Hearts <\n{SERVER_ADDR}> wrote:"
 GMAIL_PT_ATTR = f"Em seg., 3 de jun. de 2024 às 10:15, Hearts <{SERVER_ADDR}>\nescreveu:"
 GMAIL_PT_PT_ATTR = f"Hearts <{SERVER_ADDR}> escreveu no dia segunda,\n3/06/2024 à(s) 10:15:"
@@ -464,10 +468,38 @@ def cases() -> dict[str, bytes]:
     c["html_entities_only"] = html_only(
         "en", "<p>&#9824;Q &nbsp;</p><blockquote>You may play: Q&spades; A&spades;</blockquote>",
         ALICE, "us-ascii", "7bit", mailer="Roundcube Webmail/1.6.6")
+    # Quote headers of other languages: German Outlook (a language the reply library knows), and
+    # a Finnish webmail quoting the game mail without ">" under an attribution no pattern knows:
+    # read right only with the lines of the mail answered (``answered/``, the expectation's
+    # ``answers``).
+    c["outlook_de_kd_bitte"] = outlook_desktop("en", "KD bitte", DE_BLOCK, JONAS, "utf-8", "quoted-printable")
+    c["webmail_fi_unlabelled_quote"] = plain_client(
+        "en", f"KD kiitos\n\nma 3.6.2024 klo 10.15 Hearts <{SERVER_ADDR}> kirjoitti:\n\n{GAME_MAIL['en']}\n",
+        AINO, "utf-8", "quoted-printable", mailer="Finnmail Webmail 4.2")
     return c
+
+
+def answered() -> dict[str, bytes]:
+    """The mails of ours that corpus replies answer (``answered/``): as the composer writes them,
+    multipart/alternative, UTF-8 quoted-printable."""
+    boundary = "===============pbem42t5=="
+    head = headers(
+        From=SERVER, To=ALICE, Subject=SUBJECT["en"], Date="Mon, 3 Jun 2024 10:15:00 +0000",
+        Message_ID=SERVER_MSGID, Reply_To=SERVER_ADDR, MIME_Version="1.0",
+        Content_Type=f'multipart/alternative; boundary="{boundary}"',
+    )
+    text = GAME_MAIL["en"] + "\n"
+    html = f"<html><body><p>{html_lines(GAME_MAIL['en'])}</p></body></html>\n"
+    body = multipart(boundary, part('text/plain; charset="utf-8"', qp(text, "utf-8"), "quoted-printable"),
+                     part('text/html; charset="utf-8"', qp(html, "utf-8"), "quoted-printable"))
+    return {"your_turn_en": head + b"\r\n" + body}
 
 
 if __name__ == "__main__":
     for name, data in cases().items():
         (HERE / f"{name}.eml").write_bytes(data)
         print(f"wrote {name}.eml ({len(data)} bytes)")
+    (HERE / "answered").mkdir(exist_ok=True)
+    for name, data in answered().items():
+        (HERE / "answered" / f"{name}.eml").write_bytes(data)
+        print(f"wrote answered/{name}.eml ({len(data)} bytes)")
