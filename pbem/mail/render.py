@@ -23,13 +23,13 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FunctionType
 from typing import Any
 
 from babel import Locale
-from babel.dates import format_datetime, format_skeleton, format_time, get_timezone
+from babel.dates import format_skeleton, format_time, get_timezone
 from babel.lists import format_list
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from jinja2.runtime import Context, Macro
@@ -172,8 +172,9 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         )
 
     def when(value: datetime, timezone: str = "UTC") -> str:
-        """A deadline in the reader's zone and words: "Fri, May 17, 2024, 7:30 PM (Western
-        European Summer Time)", combined by the locale's own date-time pattern."""
+        """A deadline in the reader's zone and words, its zone as a compact offset: "Fri, May 17,
+        2024, 7:30 PM UTC+1" (the locale's own date-time pattern).  The zone's full name ("Western
+        European Summer Time") made every deadline sentence long, and repeated it in each."""
         if isinstance(value, datetime):
             # Shown to the minute: the same minute is worded once (deadlines are "now + N
             # hours", so the mails of one move, and of the moves in the same minute, share it).
@@ -185,9 +186,9 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         tz = get_timezone(timezone)
         date = format_skeleton("yMMMEd", value, tzinfo=tz, locale=locale)
         time = format_time(value, "short", tzinfo=tz, locale=locale)
-        zone = format_datetime(value, "zzzz", tzinfo=tz, locale=locale)
+        zone = _utc_offset((value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(tz).utcoffset())
         pattern = str(locale.datetime_formats["medium"])
-        return f"{pattern.replace('{1}', date).replace('{0}', time)} ({zone})"
+        return f"{pattern.replace('{1}', date).replace('{0}', time)} {zone}"
 
     def seat_name(seat: int, names: Sequence[str]) -> str:
         """A seat's player name; ``#n`` only if the seat is unknown (a caller's bug)."""
@@ -219,6 +220,16 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         "para": para,
         "heading": heading,
     }
+
+
+def _utc_offset(offset: timedelta | None) -> str:
+    """"UTC", "UTC+1", "UTC-3", "UTC+5:30": the same in every language, exact on any date."""
+    minutes = int((offset or timedelta()).total_seconds() // 60)
+    if minutes == 0:
+        return "UTC"
+    sign, minutes = ("+", minutes) if minutes > 0 else ("-", -minutes)
+    hours, rest = divmod(minutes, 60)
+    return f"UTC{sign}{hours}" + (f":{rest:02d}" if rest else "")
 
 
 def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[str, object]:
