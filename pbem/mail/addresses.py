@@ -32,6 +32,7 @@ __all__ = [
     "BadAddress",
     "InviteToken",
     "ReplyToken",
+    "claimed_game_id",
     "make_invite_address",
     "make_reply_address",
     "parse_invite_address",
@@ -190,6 +191,21 @@ def parse_invite_address(secret: str | bytes, domain: str, address: str) -> Invi
     if prefix != INVITE_PREFIX:
         raise BadAddress(BadAddress.NOT_OURS, address)
     return _parse_invite_rest(secret, rest, address)
+
+
+_CLAIMED_GAME_RE = re.compile(rf"{REPLY_PREFIX}\+({_NUMBER})\.")
+
+
+def claimed_game_id(domain: str, address: str) -> int | None:
+    """The game number a reply address of ours *claims*, its signature unchecked: for threading
+    the notice about an altered address into that game only, never to act on (``None`` for
+    another address)."""
+    try:
+        prefix, rest = _split(domain, address)
+    except BadAddress:
+        return None
+    match = _CLAIMED_GAME_RE.match(f"{prefix}+{rest}")
+    return int(match.group(1)) if match else None
 
 
 def parse_recipient(

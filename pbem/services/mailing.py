@@ -9,6 +9,8 @@ outbox row in the caller's transaction (the row is sent after commit by a worker
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,10 +24,13 @@ from pbem.db.writes import PendingRow, add_row
 from pbem.engine import MOON, OVER, PASS, PLAY, GameState
 from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
-from pbem.mail.addresses import make_reply_address
+from pbem.mail.addresses import claimed_game_id, make_reply_address
+from pbem.mail.reading.message import IncomingMail
 from pbem.mail.links import game_link, unsubscribe_link
 
+from . import bot_names
 from .app import Services
+from .gamestore import current_state
 from .talk import with_unseen_talk
 
 ERROR_KINDS = ("move_rejected", "request_rejected")
@@ -36,14 +41,25 @@ def seat_names(seats: list[Seat]) -> tuple[str, ...]:
 
 
 def seat_name(seat: Seat) -> str:
+    name = _person_name(seat)
+    return name if name is not None else bot_name(seat)
+
+
+def _person_name(seat: Seat) -> str | None:
+    """The name of the person in ``seat`` (a stand-in bot plays under it), or None for a computer player."""
     if seat.player is not None and (seat.bot is None or seat.player_id is not None):
         return seat.player.display_name or seat.player.address.split("@")[0]
-    return bot_name(seat)
+    return None
 
 
 def bot_name(seat: Seat) -> str:
-    """How a computer player in ``seat`` is named in mails."""
-    return f"{(seat.bot or 'bot').capitalize()} (bot {seat.seat + 1})"
+    """How the computer player in ``seat`` is named in mails and pages (:mod:`pbem.services.bot_names`:
+    a first name of its own at this table, and its strength; translated by ``queue_mail``)."""
+    game = seat.game
+    game_id = seat.game_id if seat.game_id is not None else (game.id if game is not None else None)
+    table = game.seats if game is not None else ()
+    humans = [name for s in table if s.seat != seat.seat and (name := _person_name(s)) is not None]
+    return bot_names.label(game_id or 0, seat.seat, seat.bot, humans)
 
 
 def recipient_for(player: Player, svc: Services) -> mc.Recipient:
@@ -191,6 +207,47 @@ def _mask_names(mask: int) -> tuple[str, ...]:
     return cards_of(mask)
 
 
+def seat_view(svc: Services, game: Game | None, player: Player | None) -> mc.GameContext | None:
+    """``game`` as ``player``'s own seat sees it, for a notice about the game (a reply from another
+    address, an altered address, a bounce): with it the notice has the game's subject, its
+    ``X-Hearts-Game`` and ``X-Hearts-Hand``, and sits in its thread.  None when the player has no
+    seat in the game."""
+    if game is None or player is None:
+        return None
+    seats = sorted(game.seats, key=lambda s: s.seat)
+    seat = next((s for s in seats if s.player_id == player.id), None)
+    if seat is None:
+        return None
+    return game_context(svc, game, seats, current_state(game), seat.seat)
+
+
+def claimed_game(session: Session, svc: Services, recipient: str, player: Player | None) -> Game | None:
+    """The game an unverifiable reply address (altered, or signed with another key) names, if
+    ``player`` has a seat in it: only to thread the notice about it there, never to act on."""
+    game_id = claimed_game_id(svc.settings.mail_domain, recipient)
+    if game_id is None or player is None:
+        return None
+    game = session.get(Game, game_id)
+    if game is None or not any(s.player_id == player.id for s in game.seats):
+        return None
+    return game
+
+
+#: A Message-ID we put in our own In-Reply-To and References: printable ASCII, one ``@``, short.
+_THREADABLE_ID = re.compile(r"<[!-;=?-~]{1,200}@[!-;=?-~]{1,200}>")
+
+
+def answer_thread(mail: IncomingMail, game: Game | None = None) -> tuple[str, ...] | None:
+    """The thread of an answer to a received request (``new@``): In-Reply-To the request's
+    Message-ID, References the game's root first (so the game's later mails join the same
+    thread).  A Message-ID we would not write in a header is left out."""
+    root = (game.thread_id,) if game is not None and game.thread_id else ()
+    request = mail.message_id or ""
+    if not _THREADABLE_ID.fullmatch(request) or request in root:
+        return root or None
+    return (*root, request)
+
+
 def error_replies_today(session: Session, address: str, now: datetime) -> int:
     return session.scalar(
         select(func.count()).select_from(OutboundMessage).where(
@@ -203,9 +260,10 @@ def error_replies_today(session: Session, address: str, now: datetime) -> int:
 
 def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: Player | None,
                game: Game | None, now: datetime, inbound_id: int | None = None,
-               thread: str | None = None, reply_to: str | None = None) -> QueuedMail | None:
+               thread: str | Sequence[str] | None = None, reply_to: str | None = None) -> QueuedMail | None:
     """Render ``ctx`` and write its outbox row; error mails beyond the daily cap are dropped (None).
-    ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it).
+    ``reply_to`` overrides the context's reply address (e.g. an invitation's, for a question about it);
+    ``thread`` the game's root (a References chain, oldest first: `answer_thread`).
     A mail that shows ``game`` from the recipient's own seat carries the table talk that seat has
     not heard yet (:func:`pbem.services.talk.with_unseen_talk`), whatever its kind.
 
@@ -218,6 +276,7 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
         return None
     if ctx.game is not None and game is not None and player is not None and not ctx.game.table_talk:
         ctx = with_unseen_talk(session, game, player, ctx)  # any mail about the game carries the unseen talk
+    ctx = bot_names.localized(ctx, ctx.recipient.language)  # computer players' labels in the reader's words
     composed = svc.composer.compose(
         ctx.kind,
         ctx,

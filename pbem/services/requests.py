@@ -9,7 +9,8 @@ share with the dispatcher (answering a player, the reader's details) are here to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -17,13 +18,14 @@ from typing import Any, Protocol
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbem.db.models import Game, GameStatus, InboundStatus, Player, Seat, SeatStatus
+from pbem.db.models import Game, GameStatus, InboundStatus, Player, Seat, SeatStatus, TableTalk
 from pbem.mail import context as mc
 from pbem.mail.reading.message import IncomingMail
 
 from .app import Services
 from .gamestore import current_state
 from .mailing import QueuedMail, game_context, game_url, queue_mail, recipient_for, seat_name
+from .talk import withdraw_talk
 
 
 class ReceivedRow(Protocol):
@@ -47,10 +49,12 @@ class Outcome:
 
 def reply(session: Session, svc: Services, player: Player, detail: Any, now: datetime, inbound_id: int,
           game: Game | None = None, game_ctx: mc.GameContext | None = None,
-          reply_to: str | None = None) -> list[QueuedMail]:
-    """A mail to ``player`` answering the received mail ``inbound_id``."""
+          reply_to: str | None = None, thread: Sequence[str] | None = None) -> list[QueuedMail]:
+    """A mail to ``player`` answering the received mail ``inbound_id`` (``thread``: see
+    ``mailing.answer_thread``)."""
     ctx = mc.MailContext(recipient=recipient_for(player, svc), detail=detail, game=game_ctx)
-    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id, reply_to=reply_to)
+    row = queue_mail(session, svc, ctx, player=player, game=game, now=now, inbound_id=inbound_id, reply_to=reply_to,
+                     thread=thread)
     return [row] if row is not None else []
 
 
@@ -102,6 +106,8 @@ class SeatRequest:
     state: Any
     token: Any
     command: Any
+    #: The table talk recorded from this mail (``talk.record_talk``), until a refusal takes it back.
+    talk: TableTalk | None = None
 
     @property
     def base(self) -> dict[str, Any]:
@@ -115,6 +121,15 @@ class SeatRequest:
         return reply(self.session, self.svc, who, detail, self.now, self.row.id, self.game, ctx)
 
     def answer(self, detail: Any, code: str, status: InboundStatus = InboundStatus.DONE, **more: Any) -> Outcome:
+        """Answer the mail with ``detail``. A refused mail changes nothing, its table talk included
+        (README, "Table talk"): the talk is taken back and the refusal quotes it, to be sent again
+        with the corrected reply, so that it reaches the table once."""
+        if status == InboundStatus.REJECTED and self.talk is not None and hasattr(detail, "withheld_talk"):
+            withheld = withdraw_talk(self.session, self.game, self.talk)
+            self.talk = None
+            if withheld:
+                detail = dataclasses.replace(detail, withheld_talk=withheld)
+                more["talk_withheld"] = True
         return Outcome(status, code, {**self.base, **more}, self.reply(detail))
 
     def reject(self, code: str, **details: Any) -> Outcome:

@@ -17,6 +17,7 @@ Every answer sent is a ``stranger_answers`` row, which is what the caps count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
@@ -59,13 +60,13 @@ def stranger_recipient(svc: Services, address: str, name: str) -> mc.Recipient:
 
 
 def answer_stranger(session: Session, svc: Services, recipient: mc.Recipient, detail: object, now: datetime,
-                    inbound_id: int) -> list[QueuedMail]:
+                    inbound_id: int, thread: Sequence[str] | None = None) -> list[QueuedMail]:
     """The one answer a mail to ``new@`` from an unverified address may get, if the caps allow
-    (else nothing); counted."""
+    (else nothing); counted.  ``thread``: the request's (``mailing.answer_thread``)."""
     if not may_answer_stranger(session, svc, recipient.address, now):
         return []
     ctx = mc.MailContext(recipient=recipient, detail=detail)
-    mail = queue_mail(session, svc, ctx, player=None, game=None, now=now, inbound_id=inbound_id)
+    mail = queue_mail(session, svc, ctx, player=None, game=None, now=now, inbound_id=inbound_id, thread=thread)
     if mail is None:
         return []
     record_stranger_answer(session, recipient.address, ctx.kind, now, inbound_id)
