@@ -24,8 +24,10 @@ import functools
 import gettext
 import hashlib
 import random
+import re
 import unicodedata
 from collections.abc import Iterable
+from datetime import date, datetime, timedelta
 from typing import Any, TypeVar
 
 from pbem.mail.i18n import load_translations, normalise_language
@@ -132,41 +134,94 @@ def _translations(language: str) -> gettext.NullTranslations:
 
 def localized(value: T, language: str | None) -> T:
     """``value`` with every :class:`BotName` in it, at any depth of dataclasses, tuples, lists and
-    dicts, replaced by its label in ``language``; what holds none is returned as it is."""
+    dicts, replaced by its label in ``language``; what holds none is returned as it is (the very
+    object).  Run on every mail: plain values are passed over by their type, without a call."""
     lang = normalise_language(language or "")
     if lang == "en":
         return value
-    translations = _translations(lang)
-    return _walk(value, translations, {})
+    return _walk(value, _translations(lang))
 
 
-def _walk(value: Any, translations: gettext.NullTranslations, seen: dict[int, Any]) -> Any:
-    if isinstance(value, BotName):
+#: Types that never hold a name: passed over without a look inside.
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, bytes, type(None), datetime, date, timedelta})
+#: The init fields of each dataclass seen so far that may hold a name (``dataclasses.fields`` is
+#: slow), or None for a type that is neither a dataclass, a tuple, a list nor a dict; and all its fields.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _walk(value: Any, translations: gettext.NullTranslations) -> Any:
+    kind = type(value)
+    if kind is BotName:
         return value.translated(translations)
-    if value is None or isinstance(value, (str, int, float, bytes)):
+    if kind in _PLAIN:
         return value
-    key = id(value)
-    if key in seen:
-        return seen[key]
-    result = value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for f in dataclasses.fields(value):
-            if not f.init:
+    if kind is tuple or kind is list:
+        items = None
+        for k, item in enumerate(value):
+            if type(item) in _PLAIN:
                 continue
-            old = getattr(value, f.name)
-            new = _walk(old, translations, seen)
-            if new is not old:
-                changes[f.name] = new
-        if changes:
-            result = dataclasses.replace(value, **changes)
-    elif isinstance(value, (tuple, list)):
-        items = [_walk(v, translations, seen) for v in value]
-        if any(new is not old for new, old in zip(items, value, strict=True)):
-            result = type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
-    elif isinstance(value, dict):
-        pairs = {k: _walk(v, translations, seen) for k, v in value.items()}
-        if any(pairs[k] is not v for k, v in value.items()):
-            result = type(value)(pairs)
-    seen[key] = result
-    return result
+            new = _walk(item, translations)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[k] = new
+        return value if items is None else kind(items)
+    if kind is dict:
+        pairs = None
+        for key, item in value.items():
+            if type(item) in _PLAIN:
+                continue
+            new = _walk(item, translations)
+            if new is not item:
+                if pairs is None:
+                    pairs = dict(value)
+                pairs[key] = new
+        return value if pairs is None else pairs
+    names = _FIELDS.get(kind, ())
+    if names == ():
+        names = _fields_of(kind)
+    if names is None:
+        return value
+    changes = None
+    for name in names:
+        item = getattr(value, name)
+        if type(item) in _PLAIN:
+            continue
+        new = _walk(item, translations)
+        if new is not item:
+            if changes is None:
+                changes = {}
+            changes[name] = new
+    if changes is None:
+        return value
+    # A copy with the names swapped (``dataclasses.replace`` costs a call per field; these
+    # classes check nothing a name could break).
+    copy = object.__new__(kind)
+    for name in _ALL_FIELDS[kind]:
+        object.__setattr__(copy, name, changes[name] if name in changes else getattr(value, name))
+    return copy
+
+
+def _fields_of(kind: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass that may hold a name: not those declared as numbers, times,
+    flags or literals only (read from the annotation's words)."""
+    if not dataclasses.is_dataclass(kind):
+        _FIELDS[kind] = None
+        return None
+    every = dataclasses.fields(kind)
+    _ALL_FIELDS[kind] = tuple(f.name for f in every)
+    found = tuple(f.name for f in every if f.init and not _nameless(f.type))
+    _FIELDS[kind] = found
+    return found
+
+
+_NAMELESS_WORDS = frozenset({"int", "bool", "float", "datetime", "date", "timedelta", "None", "tuple",
+                             "frozenset", "Literal", "ClassVar", "bytes"})
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _nameless(annotation: object) -> bool:
+    text = _QUOTED.sub("", annotation if isinstance(annotation, str) else repr(annotation))
+    return set(_WORD.findall(text)) <= _NAMELESS_WORDS
