@@ -17,6 +17,8 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PBEM_DATA_DIR=/var/lib/pbem
+# DejaVu Sans: the score chart's letters (pbem.mail.chart), accented names included.
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --create-home --home-dir /var/lib/pbem --shell /usr/sbin/nologin pbem
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels

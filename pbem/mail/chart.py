@@ -1,30 +1,49 @@
-"""A small line chart of the players' totals after every hand, as PNG bytes (pure Python).
+"""The game-summary chart: each player's total after every hand, as PNG bytes drawn with Pillow.
 
-The game-summary mail shows it inline (``cid:``) in its HTML part. A chart library (matplotlib,
-Pillow) would be tens of megabytes for one picture per game, so this draws the few shapes it
-needs into an RGB buffer and writes the PNG itself: signature, ``IHDR`` (8-bit truecolour),
-one ``IDAT`` (zlib of the scanlines, filter 0) and ``IEND``, each chunk with its CRC-32.
+The game-summary mail shows it inline (``cid:``) in its HTML part; PNG because mail clients
+drop SVG. It is drawn at ``SCALE`` (2) times the size the HTML gives it (``Chart.width`` and
+``Chart.height``, CSS pixels), so it stays sharp on high-density screens.
 
-What is drawn: a light grid with the score values written in a tiny built-in digit font at the
-left, a tick for every hand along the bottom, the target as a dashed line when it is in view,
-and one coloured line per player (``PALETTE``, in seat order) with a dot at every hand. The
-chart holds no words: the names and their colours are written next to it by the mail template,
-so it needs no translation.
+What is drawn: a legend with the players' names in their colours (``PALETTE``, in seat order),
+a light grid with the point values at the left and the axis label ("Points"), a tick and number
+for the hands along the bottom and its label ("Hand"), the target as a dashed line labelled "Game
+ends at 100" (games that end after a number of hands have none), and one line per player from 0
+before the first hand, with a dot at every hand.
+
+Pillow rather than matplotlib: one picture per game needs a few lines and words, which
+``ImageDraw`` draws in milliseconds; matplotlib takes a second to import and tens of megabytes.
+The words use DejaVu Sans when the system has it (Debian's ``fonts-dejavu-core``: every Latin,
+Greek and Cyrillic letter, so "Zoë" and "Ștefan" are written right), else Pillow's built-in
+scalable font, which has ASCII only: there, letters it lacks are written without their accents.
+The same series, names, labels and font give the same bytes.
+
+The labels are translated with the mail catalogs (``N_`` marks them for ``pybabel extract``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import struct
-import zlib
+import os
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
 
-__all__ = ["BACKGROUND", "PALETTE", "ChartLayout", "layout", "score_chart_png"]
+from PIL import Image, ImageDraw, ImageFont
+
+from .i18n import load_translations, normalise_language
+
+__all__ = [
+    "BACKGROUND", "PALETTE", "SCALE", "TARGET", "Chart", "ChartLabels", "ChartLayout", "chart_labels",
+    "font_lacks", "hex_colour", "nice_step", "score_chart",
+]
 
 Colour = tuple[int, int, int]
 
 #: One colour per seat (up to seven players), told apart also by people with red-green
-#: colour blindness (the Okabe-Ito palette, black first).
+#: colour blindness (the Okabe-Ito palette).
 PALETTE: tuple[Colour, ...] = (
     (0x00, 0x72, 0xB2),  # blue
     (0xD5, 0x5E, 0x00),  # vermilion
@@ -37,19 +56,34 @@ PALETTE: tuple[Colour, ...] = (
 BACKGROUND: Colour = (0xFF, 0xFF, 0xFF)
 GRID: Colour = (0xE4, 0xE4, 0xE4)
 AXIS: Colour = (0x88, 0x88, 0x88)
-LABEL: Colour = (0x55, 0x55, 0x55)
+LABEL: Colour = (0x44, 0x44, 0x44)
 TARGET: Colour = (0xB0, 0x30, 0x30)
 
-# A 3x5 font for the axis numbers: one string of 15 bits (rows top down) per character.
-_GLYPHS: dict[str, str] = {
-    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111",
-    "3": "111001111001111", "4": "101101111001001", "5": "111100111001111",
-    "6": "111100111101111", "7": "111001001001001", "8": "111101111101111",
-    "9": "111101111001111", "-": "000000111000000",
-}
-_SCALE = 2  # each font pixel is a 2x2 square: digits are 6x10 pixels
-_CHAR_W = 3 * _SCALE
-_CHAR_GAP = _SCALE
+#: Image pixels per CSS pixel.
+SCALE = 2
+#: The chart's width in CSS pixels (the HTML shrinks it to the screen: ``width:100%``).
+WIDTH = 520
+PLOT_HEIGHT = 190  # CSS pixels of the plotting area
+PAD = 8
+FONT_SIZE = 12  # CSS pixels
+TICK_FONT_SIZE = 11
+
+#: Where DejaVu Sans lives on Debian/Ubuntu, Fedora, Arch and Alpine; ``PBEM_CHART_FONT`` names another.
+FONT_FILES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+)
+
+
+def N_(message: str) -> str:  # noqa: N802 (gettext's name for "translate later")
+    return message
+
+
+_HANDS = N_("Hand")
+_POINTS = N_("Points")
+_TARGET = N_("Game ends at %(target)s")
 
 
 def hex_colour(colour: Colour) -> str:
@@ -57,85 +91,79 @@ def hex_colour(colour: Colour) -> str:
     return "#{:02x}{:02x}{:02x}".format(*colour)
 
 
-class _Canvas:
-    """An RGB pixel buffer with the few drawing operations the chart needs."""
+@dataclass(frozen=True, slots=True)
+class ChartLabels:
+    """The chart's words, in the reader's language."""
 
-    def __init__(self, width: int, height: int, background: Colour) -> None:
-        self.width = width
-        self.height = height
-        self.pixels = bytearray(bytes(background) * (width * height))
-
-    def set(self, x: int, y: int, colour: Colour) -> None:
-        if 0 <= x < self.width and 0 <= y < self.height:
-            i = (y * self.width + x) * 3
-            self.pixels[i : i + 3] = bytes(colour)
-
-    def rect(self, x0: int, y0: int, x1: int, y1: int, colour: Colour) -> None:
-        """Fill the rectangle with corners (x0, y0) and (x1, y1), both included."""
-        for y in range(max(min(y0, y1), 0), min(max(y0, y1), self.height - 1) + 1):
-            for x in range(max(min(x0, x1), 0), min(max(x0, x1), self.width - 1) + 1):
-                self.set(x, y, colour)
-
-    def hline(self, x0: int, x1: int, y: int, colour: Colour, dash: int = 0) -> None:
-        for x in range(min(x0, x1), max(x0, x1) + 1):
-            if not dash or (x // dash) % 2 == 0:
-                self.set(x, y, colour)
-
-    def vline(self, x: int, y0: int, y1: int, colour: Colour) -> None:
-        for y in range(min(y0, y1), max(y0, y1) + 1):
-            self.set(x, y, colour)
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, colour: Colour, width: int = 3) -> None:
-        """A thick line: Bresenham's steps, each stamped with a ``width`` square."""
-        lo = -(width // 2)
-        hi = lo + width - 1
-        dx, dy = abs(x1 - x0), -abs(y1 - y0)
-        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
-        err = dx + dy
-        while True:
-            self.rect(x0 + lo, y0 + lo, x0 + hi, y0 + hi, colour)
-            if x0 == x1 and y0 == y1:
-                return
-            e2 = 2 * err
-            if e2 >= dy:
-                err += dy
-                x0 += sx
-            if e2 <= dx:
-                err += dx
-                y0 += sy
-
-    def text(self, x: int, y: int, text: str, colour: Colour) -> None:
-        """Digits and minus signs, top-left corner at (x, y)."""
-        for k, char in enumerate(text):
-            bits = _GLYPHS[char]
-            left = x + k * (_CHAR_W + _CHAR_GAP)
-            for row in range(5):
-                for col in range(3):
-                    if bits[row * 3 + col] == "1":
-                        self.rect(left + col * _SCALE, y + row * _SCALE,
-                                  left + col * _SCALE + _SCALE - 1, y + row * _SCALE + _SCALE - 1, colour)
-
-    def png(self) -> bytes:
-        raw = bytearray()
-        stride = self.width * 3
-        for y in range(self.height):
-            raw.append(0)  # filter type 0 (None) for every scanline
-            raw += self.pixels[y * stride : (y + 1) * stride]
-        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)
-        return b"".join((
-            b"\x89PNG\r\n\x1a\n",
-            _chunk(b"IHDR", header),
-            _chunk(b"IDAT", zlib.compress(bytes(raw), 9)),
-            _chunk(b"IEND", b""),
-        ))
+    hands: str = _HANDS
+    points: str = _POINTS
+    #: With ``%(target)s`` for the target score.
+    target: str = _TARGET
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+@functools.lru_cache(maxsize=8)
+def chart_labels(language: str) -> ChartLabels:
+    """The labels translated with the mail catalog of ``language``."""
+    translations = load_translations(normalise_language(language))
+    return ChartLabels(*(translations.gettext(m) for m in (_HANDS, _POINTS, _TARGET)))
 
 
-def _text_width(text: str) -> int:
-    return len(text) * (_CHAR_W + _CHAR_GAP) - _CHAR_GAP
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A drawn chart: PNG bytes of ``SCALE * width`` by ``SCALE * height`` pixels."""
+
+    png: bytes
+    width: int  # CSS pixels
+    height: int
+
+
+# -- fonts ----------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    chosen = os.environ.get("PBEM_CHART_FONT")
+    for path in ((chosen,) if chosen else ()) + FONT_FILES:
+        if Path(path).is_file():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size=size)
+
+
+def _glyph(font: ImageFont.FreeTypeFont | ImageFont.ImageFont, char: str) -> bytes:
+    box = font.getbbox(char)
+    w, h = max(box[2], 1), max(box[3], 1)
+    image = Image.new("L", (w, h))
+    ImageDraw.Draw(image).text((0, 0), char, font=font, fill=255)
+    return image.tobytes() + bytes(str((w, h)), "ascii")
+
+
+@functools.lru_cache(maxsize=4096)
+def _has_glyph(size: int, char: str) -> bool:
+    """Whether the chart font draws ``char`` (not the box of a missing letter)."""
+    if char.isspace() or ord(char) < 0x80:
+        return True
+    font = _font(size)
+    return _glyph(font, char) != _glyph(font, "\U0010fffd")  # a private-use code point: no font has it
+
+
+def font_lacks(text: str, size: int = FONT_SIZE * SCALE) -> str:
+    """The letters of ``text`` the chart font cannot draw (none with DejaVu Sans and Latin names)."""
+    return "".join(dict.fromkeys(c for c in text if not _has_glyph(size, c)))
+
+
+def _drawable(text: str, size: int) -> str:
+    """``text`` as the font can draw it: a letter it lacks loses its accents (or becomes ``?``)."""
+    out = []
+    for char in text:
+        if _has_glyph(size, char):
+            out.append(char)
+            continue
+        bare = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+        out.append(bare if bare and all(_has_glyph(size, c) for c in bare) else "?")
+    return "".join(out)
+
+
+# -- layout ---------------------------------------------------------------------------------------
 
 
 def nice_step(span: float, ticks: int = 5) -> int:
@@ -148,21 +176,60 @@ def nice_step(span: float, ticks: int = 5) -> int:
     return int(10 * power)  # pragma: no cover - the loop always returns
 
 
-class ChartLayout:
-    """Where values land on the picture (shared by the drawing and the tests)."""
+def _text_size(text: str, size: int) -> tuple[int, int]:
+    left, top, right, bottom = _font(size).getbbox(text)
+    return right - left, bottom
 
-    def __init__(self, hands: int, low: int, high: int, width: int, height: int) -> None:
-        self.hands = max(hands, 1)
+
+@dataclass(frozen=True, slots=True)
+class _LegendItem:
+    seat: int
+    name: str
+    x: int
+    y: int
+
+
+class ChartLayout:
+    """Where everything lands, in image pixels (shared by the drawing and the tests)."""
+
+    def __init__(self, series: Sequence[Sequence[int]], names: Sequence[str], target: int | None,
+                 width: int = WIDTH) -> None:
+        s = SCALE
+        self.scale = s
+        self.font_size = FONT_SIZE * s
+        self.tick_size = TICK_FONT_SIZE * s
+        self.hands = max(max((len(line) for line in series), default=0), 1)
+        values = [0] + [v for line in series for v in line] + ([target] if target is not None else [])
+        low, high = min(values), max(max(values), 1)
         self.step = nice_step(high - low)
         self.low = math.floor(low / self.step) * self.step
         self.high = max(math.ceil(high / self.step) * self.step, self.low + self.step)
-        label = max(_text_width(str(self.low)), _text_width(str(self.high)))
-        self.left = label + 12
-        self.right = width - 14
-        self.top = 12
-        self.bottom = height - 20
-        self.width = width
-        self.height = height
+        if target is not None and self.high - target < self.step / 3:
+            self.high += self.step  # room for the target's label above its line
+        self.width = width * s
+        # The legend: a swatch and a name per player, as many rows as the width needs.
+        self.legend: list[_LegendItem] = []
+        x, y = PAD * s, PAD * s
+        row = (FONT_SIZE + 6) * s
+        for seat, name in enumerate(names):
+            shown = _drawable(name, self.font_size)
+            w = (12 + 5) * s + _text_size(shown, self.font_size)[0]
+            if x > PAD * s and x + w > self.width - PAD * s:
+                x, y = PAD * s, y + row
+            self.legend.append(_LegendItem(seat, shown, x, y))
+            x += w + 16 * s
+        self.legend_bottom = y + row
+        ticks = [str(v) for v in range(self.low, self.high + 1, self.step)]
+        label_w = max(_text_size(t, self.tick_size)[0] for t in ticks)
+        self.axis_label_x = PAD * s  # the rotated "Points" runs up the left edge
+        self.left = PAD * s + (FONT_SIZE + 6) * s + label_w + 6 * s
+        self.right = self.width - PAD * s - 6 * s
+        self.top = self.legend_bottom + 10 * s
+        self.bottom = self.top + PLOT_HEIGHT * s
+        self.tick_label_y = self.bottom + 6 * s
+        self.hands_label_y = self.tick_label_y + (TICK_FONT_SIZE + 6) * s
+        self.height = self.hands_label_y + (FONT_SIZE + 4) * s + PAD * s
+        self.height += -self.height % s  # whole CSS pixels
 
     def x(self, hand: int) -> int:
         return self.left + round(hand * (self.right - self.left) / self.hands)
@@ -171,51 +238,76 @@ class ChartLayout:
         return self.bottom - round((value - self.low) * (self.bottom - self.top) / (self.high - self.low))
 
 
-def layout(series: Sequence[Sequence[int]], *, target: int | None = None, width: int = 560,
-           height: int = 260) -> ChartLayout:
-    """The layout ``score_chart_png`` uses for these series (totals after hands 1..k)."""
-    values = [0] + [v for line in series for v in line]
-    high = max(values)
-    if target is not None and target <= high * 1.5:
-        high = max(high, target)  # show the target when the game came near it
-    hands = max((len(line) for line in series), default=0)
-    return ChartLayout(hands, min(values), max(high, 1), width, height)
+# -- drawing --------------------------------------------------------------------------------------
 
 
-def score_chart_png(series: Sequence[Sequence[int]], *, target: int | None = None, width: int = 560,
-                    height: int = 260) -> bytes:
-    """The totals chart: ``series[seat]`` holds that seat's total after hand 1, 2, ... .
+def _dashed(draw: ImageDraw.ImageDraw, x0: int, x1: int, y: int, colour: Colour, width: int, dash: int) -> None:
+    for x in range(x0, x1, 2 * dash):
+        draw.line([(x, y), (min(x + dash, x1), y)], fill=colour, width=width)
 
-    Every line starts at 0 before the first hand. ``target`` (the game's end score) is drawn
-    dashed when the scores came within reach of it.
+
+def _rotated_text(image: Image.Image, text: str, size: int, x: int, centre_y: int, colour: Colour) -> None:
+    """``text`` reading upwards, its left edge at ``x``, centred on ``centre_y``."""
+    font = _font(size)
+    w, h = _text_size(text, size)
+    strip = Image.new("L", (max(w, 1), max(h, 1)))
+    ImageDraw.Draw(strip).text((0, 0), text, font=font, fill=255)
+    strip = strip.transpose(Image.Transpose.ROTATE_90)
+    image.paste(colour, (x, max(centre_y - strip.height // 2, 0)), strip)
+
+
+def score_chart(series: Sequence[Sequence[int]], names: Sequence[str], *, target: int | None = None,
+                labels: ChartLabels = ChartLabels(), width: int = WIDTH) -> Chart:
+    """The totals chart: ``series[seat]`` holds that seat's total after hand 1, 2, ...
+
+    Every line starts at 0 before the first hand; ``target`` (the score that ends the game) is
+    drawn as a labelled dashed line.
     """
     if not series or len(series) > len(PALETTE):
         raise ValueError(f"between 1 and {len(PALETTE)} players, not {len(series)}")
-    if width < 120 or height < 80:
-        raise ValueError("a chart needs at least 120x80 pixels")
-    box = layout(series, target=target, width=width, height=height)
-    canvas = _Canvas(width, height, BACKGROUND)
-    value = box.low
-    while value <= box.high:
+    if len(names) != len(series):
+        raise ValueError("one name per line")
+    if width < 200:
+        raise ValueError("a chart needs at least 200 pixels")
+    box = ChartLayout(series, names, target, width)
+    s = box.scale
+    image = Image.new("RGB", (box.width, box.height), BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    font, tick_font = _font(box.font_size), _font(box.tick_size)
+    for item in box.legend:
+        draw.rectangle([item.x, item.y + 2 * s, item.x + 12 * s - 1, item.y + 14 * s - 1], fill=PALETTE[item.seat])
+        draw.text((item.x + 17 * s, item.y + 2 * s), item.name, font=font, fill=LABEL)
+    for value in range(box.low, box.high + 1, box.step):
         y = box.y(value)
-        canvas.hline(box.left, box.right, y, AXIS if value == 0 else GRID)
-        label = str(value)
-        canvas.text(box.left - 6 - _text_width(label), y - 5, label, LABEL)
-        value += box.step
-    canvas.vline(box.left, box.top, box.bottom, AXIS)
-    for hand in range(box.hands + 1):
-        canvas.vline(box.x(hand), box.bottom, box.bottom + 4, AXIS)
+        draw.line([(box.left, y), (box.right, y)], fill=AXIS if value == 0 else GRID, width=s)
+        text = str(value)
+        w, h = _text_size(text, box.tick_size)
+        draw.text((box.left - 6 * s - w, y - h // 2 - s), text, font=tick_font, fill=LABEL)
+    draw.line([(box.left, box.top), (box.left, box.bottom)], fill=AXIS, width=s)
     every = max(1, math.ceil(box.hands / 12))
-    for hand in range(every, box.hands + 1, every):
-        label = str(hand)
-        canvas.text(box.x(hand) - _text_width(label) // 2, box.bottom + 7, label, LABEL)
-    if target is not None and box.low <= target <= box.high:
-        canvas.hline(box.left, box.right, box.y(target), TARGET, dash=6)
+    for hand in range(box.hands + 1):
+        draw.line([(box.x(hand), box.bottom), (box.x(hand), box.bottom + 3 * s)], fill=AXIS, width=s)
+        if hand and hand % every == 0:
+            text = str(hand)
+            draw.text((box.x(hand) - _text_size(text, box.tick_size)[0] // 2, box.tick_label_y), text,
+                      font=tick_font, fill=LABEL)
+    hands_label = _drawable(labels.hands, box.font_size)
+    draw.text(((box.left + box.right - _text_size(hands_label, box.font_size)[0]) // 2, box.hands_label_y),
+              hands_label, font=font, fill=LABEL)
+    _rotated_text(image, _drawable(labels.points, box.font_size), box.font_size, box.axis_label_x,
+                  (box.top + box.bottom) // 2, LABEL)
+    if target is not None:
+        y = box.y(target)
+        _dashed(draw, box.left, box.right, y, TARGET, s, 6 * s)
+        text = _drawable(labels.target % {"target": target}, box.tick_size)
+        w, h = _text_size(text, box.tick_size)
+        draw.text((box.left + 6 * s, y - h - 4 * s), text, font=tick_font, fill=TARGET)  # the lines start low
     for seat, line in enumerate(series):
-        colour = PALETTE[seat]
         points = [(box.x(0), box.y(0))] + [(box.x(k + 1), box.y(v)) for k, v in enumerate(line)]
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            canvas.line(x0, y0, x1, y1, colour)
+        draw.line(points, fill=PALETTE[seat], width=2 * s, joint="curve")
+        r = 3 * s
         for x, y in points[1:]:
-            canvas.rect(x - 3, y - 3, x + 3, y + 3, colour)
-    return canvas.png()
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=PALETTE[seat])
+    out = BytesIO()
+    image.save(out, format="PNG", compress_level=6)
+    return Chart(png=out.getvalue(), width=box.width // s, height=box.height // s)

@@ -49,8 +49,11 @@ __all__ = [
     "Play",
     "PlayAhead",
     "Recipient",
+    "Standing",
+    "Taken",
     "RequestRejected",
     "Rules",
+    "standings",
     "Status",
     "TalkLine",
     "TrickDone",
@@ -125,6 +128,39 @@ class Moon:
     kind: Literal["moon", "sun"] = "moon"
     scoring: Literal["old", "new", "none"] = "old"
     total: int = 26
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What one seat took in a hand among the cards its rules score: heart cards (counted),
+    and the others one by one (Q♠, the variant's extra penalty cards, a bonus card such as J♦)."""
+
+    seat: int
+    hearts: int = 0
+    cards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One line of a ranking: ``place`` 1 is the best total; equal totals share a place (``shared``)."""
+
+    place: int
+    seat: int
+    total: int
+    shared: bool = False
+
+
+def standings(totals: tuple[int, ...], lowest_wins: bool = True) -> tuple[Standing, ...]:
+    """The seats ranked by total, best first (the lowest, unless the rules say the highest wins);
+    equal totals share the place of the first of them ("1, 2, 2, 4"), in seat order."""
+    sign = 1 if lowest_wins else -1
+    order = sorted(range(len(totals)), key=lambda s: (sign * totals[s], s))
+    out = []
+    for k, seat in enumerate(order):
+        first = next(j for j in range(k + 1) if totals[order[j]] == totals[seat])
+        shared = sum(1 for t in totals if t == totals[seat]) > 1
+        out.append(Standing(place=first + 1, seat=seat, total=totals[seat], shared=shared))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +284,15 @@ class HandSummary:
     last_trick: FinishedTrick | None = None
     #: The rest of the hand was played out for the players: no card left could change a score.
     played_out: bool = False
+    #: What each seat took that the rules score, by seat (empty: not known).
+    taken: tuple[Taken, ...] = ()
+    #: The rules' ``lowest_wins``: which way the totals are ranked.
+    lowest_wins: bool = True
+
+    @property
+    def standings(self) -> tuple[Standing, ...]:
+        """The totals after this hand, ranked."""
+        return standings(self.result.totals, self.lowest_wins)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,8 +321,9 @@ class GameStats:
 class GameSummary:
     """The game is over: winners, final totals, totals after every hand (``game.history``).
 
-    ``chart`` is the totals chart drawn in ``colours`` (one ``#rrggbb`` per seat, for the
-    legend); ``replay_url`` the signed link to every trick of the game.
+    ``chart`` is the totals chart (its legend names the players in ``colours``, one
+    ``#rrggbb`` per seat); ``replay_url`` the signed link to every trick of the game; the final
+    totals are shown ranked (``standings``), as the rules' ``lowest_wins`` orders them.
     """
 
     KIND: ClassVar[str] = "game_summary"
@@ -288,6 +334,11 @@ class GameSummary:
     colours: tuple[str, ...] = ()
     stats: GameStats | None = None
     replay_url: str = ""
+    lowest_wins: bool = True
+
+    @property
+    def standings(self) -> tuple[Standing, ...]:
+        return standings(self.totals, self.lowest_wins)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
-from .chart import PALETTE, hex_colour, score_chart_png
+from .chart import PALETTE, chart_labels, hex_colour, score_chart
 from .context import (
     BounceNotice,
     CardPlayed,
@@ -44,6 +44,7 @@ from .context import (
     RequestRejected,
     Rules,
     Status,
+    Taken,
     TalkLine,
     TrickDone,
     Unsubscribe,
@@ -159,6 +160,12 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
 }
 
 
+def _sample_chart(series: list[tuple[int, ...]], language: str) -> InlineImage:
+    drawn = score_chart(series, NAMES, target=100, labels=chart_labels(language))
+    return InlineImage("scores.42.sample@hearts.example.org", drawn.png, "scores.png", width=drawn.width,
+                       height=drawn.height)
+
+
 def sample_game(**changes: object) -> GameContext:
     """Seat 1 (João) to play to trick 6 of hand 3; QS and 8S already on the table."""
     base = dict(
@@ -232,20 +239,22 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         "card_played": [ctx(CardPlayed(seat=1, card="AS"), waiting)],
         "hand_summary": [
             ctx(HandSummary(HISTORY[0], last_trick=FinishedTrick(13, (Play(0, "2H"), Play(1, "KH"), Play(2, "3H"),
-                                                                     Play(3, "QS")), 1, 15)), waiting),
-            ctx(HandSummary(HISTORY[1], played_out=True), waiting),
+                                                                     Play(3, "QS")), 1, 15),
+                            taken=(Taken(0, hearts=4), Taken(1, cards=("QS",)), Taken(2, hearts=9), Taken(3))),
+                waiting),
+            ctx(HandSummary(HISTORY[1], played_out=True,
+                            taken=(Taken(0, 13, ("QS",)), Taken(1), Taken(2), Taken(3, cards=("JD",)))), waiting),
             ctx(HandSummary(HandResult(3, (-26, 0, 0, 0), (-22, 39, 35, 26),
                                        Moon(shooter=0, scoring="new"))), waiting),
+            ctx(HandSummary(HandResult(2, (52, 0, 52, 52), (56, 13, 61, 52), Moon(shooter=1, kind="sun", total=52)),
+                            taken=(Taken(0), Taken(1, 13, ("QS", "JD")), Taken(2), Taken(3))), waiting),
         ],
         "game_summary": [
             ctx(GameSummary(winners=(0,), totals=over.totals), over),
-            ctx(GameSummary(winners=(1, 3), totals=(30, 30, 101, 30)), over),
+            ctx(GameSummary(winners=(1, 3), totals=(31, 30, 101, 30)), over),
             ctx(GameSummary(
                 winners=(0,), totals=over.totals,
-                chart=InlineImage("scores.42.sample@hearts.example.org",
-                                  score_chart_png([list(r.totals[k] for r in over.history) for k in range(4)],
-                                                  target=100, width=280, height=140),
-                                  "scores.png", width=280, height=140),
+                chart=_sample_chart([tuple(r.totals[k] for r in over.history) for k in range(4)], language),
                 colours=tuple(hex_colour(c) for c in PALETTE[:4]),
                 stats=GameStats(moons=(1, 0, 0, 0), queen=(0, 2, 1, 0), hearts=(4, 21, 14, 0)),
                 replay_url="https://hearts.example.org/game/abc/replay",

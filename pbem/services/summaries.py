@@ -1,7 +1,11 @@
-"""Summaries (README, "Summaries"): the end-of-game mail's chart and statistics, and ``history``.
+"""Summaries (README, "Summaries"): what each hand's and the game's last mail say, and ``history``.
 
-The game-summary mail shows each player's total after every hand as a chart (a PNG drawn by
-:mod:`pbem.mail.chart`, inline in the HTML part) and as a table (the text part), statistics
+The hand-summary mail names what each seat took that its rules score (``hands_taken``: heart
+cards counted, Q♠ and the variant's other scoring cards by name) and ranks the totals.
+
+The game-summary mail ranks the final totals and shows each player's total after every hand as a
+chart (a PNG drawn by :mod:`pbem.mail.chart` in the reader's language, inline in the HTML part)
+and as a table (the text part), statistics
 counted from the move log, and a signed link to the replay page of the whole game
 (``pbem.web.replay``). The statistics:
 
@@ -19,24 +23,59 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Move
-from pbem.engine import GameOver, GameState, Rules, trick_winner
+from pbem.engine import Event, GameOver, GameState, HandDealt, HandScored, Rules, TrickWon, trick_winner
+from pbem.engine.cards import cards_of
 from pbem.mail import context as mc
-from pbem.mail.chart import PALETTE, hex_colour, score_chart_png
+from pbem.mail.chart import PALETTE, chart_labels, hex_colour, score_chart
+from pbem.mail.i18n import normalise_language
 from pbem.mail.links import replay_link
 
 from .app import Services
 from .game_views import LoggedMove, visible_history
-from .mailing import hand_results
+from .mailing import hand_results, seat_names
 
-CHART_WIDTH = 560
-CHART_HEIGHT = 260
+
+def scored_cards(rules: Rules) -> tuple[str, ...]:
+    """The cards a hand summary names one by one: Q♠ when it scores, the extra penalty cards,
+    the bonus card (hearts are counted instead)."""
+    named = [("QS", rules.qs_penalty)] + list(rules.extra_penalties)
+    cards = [card for card, value in named if value and not card.endswith("H")]
+    if rules.jd_bonus:
+        cards.append(rules.bonus_card)
+    removed = set(rules.removed_cards or ())
+    return tuple(dict.fromkeys(c for c in cards if c not in removed))
+
+
+def _taken(piles: Sequence[Sequence[str]], named: tuple[str, ...]) -> tuple[mc.Taken, ...]:
+    return tuple(
+        mc.Taken(seat=seat, hearts=sum(1 for c in pile if c.endswith("H")),
+                 cards=tuple(c for c in named if c in pile))
+        for seat, pile in enumerate(piles)
+    )
+
+
+def hands_taken(before: GameState, events: Iterable[Event]) -> dict[int, tuple[mc.Taken, ...]]:
+    """What each seat took in every hand scored among ``events`` (a turn's, applied to ``before``),
+    by hand number: the cards taken before the turn plus the tricks the turn won."""
+    rules = before.rules
+    named = scored_cards(rules)
+    piles = [list(cards_of(mask)) for mask in before.taken]
+    out: dict[int, tuple[mc.Taken, ...]] = {}
+    for event in events:
+        if isinstance(event, HandDealt):
+            piles = [[] for _ in range(rules.players)]
+        elif isinstance(event, TrickWon):
+            piles[event.winner] += event.cards
+        elif isinstance(event, HandScored):
+            out[event.hand_no] = _taken(piles, named)
+    return out
 
 
 def logged_moves(session: Session, game: Game) -> list[tuple[str, int | None, dict[str, Any]]]:
@@ -81,30 +120,48 @@ class SummaryParts:
 
     winners: tuple[int, ...]
     totals: tuple[int, ...]
-    chart: mc.InlineImage | None
     colours: tuple[str, ...]
     stats: mc.GameStats
+    lowest_wins: bool = True
+    #: The totals after every hand, by seat (the chart's lines; empty: no chart), the players'
+    #: names for its legend, and the target it marks.
+    series: tuple[tuple[int, ...], ...] = ()
+    names: tuple[str, ...] = ()
+    target: int | None = None
+    #: The chart in each language asked for so far (its words are translated).
+    charts: dict[str, mc.InlineImage] = field(default_factory=dict, compare=False)
+
+    def chart(self, svc: Services, game: Game, language: str) -> mc.InlineImage | None:
+        """The chart with its words in ``language``, drawn once per game and language."""
+        if not self.series:
+            return None
+        language = normalise_language(language)
+        if language not in self.charts:
+            drawn = score_chart(self.series, self.names, target=self.target, labels=chart_labels(language))
+            cid = f"scores.{game.id}.{language}.{secrets.token_hex(6)}@{svc.settings.mail_domain}"
+            self.charts[language] = mc.InlineImage(cid=cid, data=drawn.png, filename=f"hearts-{game.id}-scores.png",
+                                                   width=drawn.width, height=drawn.height)
+        return self.charts[language]
 
     def for_seat(self, svc: Services, game: Game, seat: int) -> mc.GameSummary:
-        return mc.GameSummary(winners=self.winners, totals=self.totals, chart=self.chart, colours=self.colours,
-                              stats=self.stats, replay_url=replay_link(svc.settings, game.id, seat))
+        player = next((row.player for row in game.seats if row.seat == seat), None)
+        language = (player.language if player is not None else None) or svc.settings.default_language
+        return mc.GameSummary(winners=self.winners, totals=self.totals, chart=self.chart(svc, game, language),
+                              colours=self.colours, stats=self.stats, lowest_wins=self.lowest_wins,
+                              replay_url=replay_link(svc.settings, game.id, seat))
 
 
 def game_summary(session: Session, svc: Services, game: Game, state: GameState, over: GameOver) -> SummaryParts:
-    """The chart and statistics of a finished game."""
+    """The statistics of a finished game, and what its chart needs."""
     session.flush()
     stats = game_statistics(logged_moves(session, game), state.rules, state)
-    chart = None
     series = totals_series(state)
-    if series and series[0] and state.players <= len(PALETTE):
-        target = None if state.rules.end_after_hands else state.rules.target
-        png = score_chart_png(series, target=target, width=CHART_WIDTH, height=CHART_HEIGHT)
-        cid = f"scores.{game.id}.{secrets.token_hex(6)}@{svc.settings.mail_domain}"
-        chart = mc.InlineImage(cid=cid, data=png, filename=f"hearts-{game.id}-scores.png",
-                               width=CHART_WIDTH, height=CHART_HEIGHT)
+    drawable = bool(series and series[0] and state.players <= len(PALETTE))
     colours = tuple(hex_colour(c) for c in PALETTE[: state.players])
-    return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), chart=chart, colours=colours,
-                        stats=stats)
+    return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), colours=colours, stats=stats,
+                        lowest_wins=state.rules.lowest_wins,
+                        series=tuple(tuple(line) for line in series) if drawable else (),
+                        names=seat_names(game.seats), target=None if state.rules.end_after_hands else state.rules.target)
 
 
 def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *, seat: int, state: GameState

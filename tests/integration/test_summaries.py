@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from pbem.db.models import Move
 from pbem.db.session import transaction
-from pbem.engine import GameState, Rules, TrickWon, apply, move_from_dict
+from pbem.engine import GameState, HandScored, Rules, TrickWon, apply, move_from_dict
 from pbem.services.app import Services
 from pbem.web import create_app
 from tests.harness.players import Received, choose
@@ -61,6 +61,49 @@ def engine_counts(svc: Services, game_id: int) -> tuple[list[int], list[int], in
     return hearts, queens, state.hand_no
 
 
+def engine_hands(svc: Services, game_id: int) -> list[tuple[int, list[int], tuple[int, ...]]]:
+    """Per hand, from the engine's events: who took QS, hearts taken per seat, totals after it."""
+    with transaction(svc.session_factory) as session:
+        payloads = list(session.scalars(select(Move.payload).where(Move.game_id == game_id).order_by(Move.seq)))
+    state = GameState.new(Rules.make("standard", **RULES))
+    hands, queen, hearts = [], -1, [0] * 4
+    for payload in payloads:
+        state, events = apply(state, move_from_dict(payload))
+        for event in events:
+            if isinstance(event, TrickWon):
+                hearts[event.winner] += sum(card[1] == "H" for card in event.cards)
+                queen = event.winner if "QS" in event.cards else queen
+            elif isinstance(event, HandScored):
+                hands.append((queen, hearts, event.totals))
+                queen, hearts = -1, [0] * 4
+    return hands
+
+
+def test_hand_summaries_name_what_each_seat_took_and_rank_the_totals(svc: Services) -> None:
+    """Each hand's summary names the Q♠ taker and each seat's hearts as the engine counted them, and
+    lists the totals best first with places; the recipient is "(you)"."""
+    game_id, mails = new_game(svc, people=1, seed="summary", **RULES)
+    box = play_to_the_end(svc, mails, random.Random(11))
+    hands = engine_hands(svc, game_id)
+    summaries = box.to(0, "hand_summary")
+    assert len(summaries) == len(hands) >= 2
+    for number, (mail, (queen, hearts, totals)) in enumerate(zip(summaries, hands), start=1):
+        text = text_of(mail)
+        taken = text[text.index("Taken this hand:"):].splitlines()[1:5]
+        for seat, line in enumerate(taken):
+            assert ("Q♠" in line) == (seat == queen), (number, line)
+            count = re.search(r"(\d+) hearts?", line)
+            assert (int(count.group(1)) if count else 0) == hearts[seat], (number, line)
+        assert "(you)" in taken[0]
+        table = text[text.index(f"Standings after hand {number}:"):].splitlines()[2:6]
+        listed = [int(line.split()[-1]) for line in table]
+        assert listed == sorted(totals)  # lowest first
+        places = [line.split()[0] for line in table]
+        assert places[0] in ("1", "1=") and all(p.rstrip("=").isdigit() for p in places)
+        you = next(line for line in table if "(you)" in line)
+        assert int(you.split()[-1]) == totals[0]
+
+
 def test_game_summary_has_chart_table_statistics_and_replay(svc: Services) -> None:
     game_id, mails = new_game(svc, people=1, seed="summary", **RULES)
     box = play_to_the_end(svc, mails, random.Random(11))
@@ -72,7 +115,8 @@ def test_game_summary_has_chart_table_statistics_and_replay(svc: Services) -> No
     cid = image["Content-ID"].strip("<>")
     assert f'src="cid:{cid}"' in html_part.get_content()
     width, height, _rows = decode_png(image.get_content())
-    assert (width, height) == (560, 260)
+    shown = re.search(r'<img src="cid:[^"]+" width="(\d+)" height="(\d+)"[^>]*width:100%', html_part.get_content())
+    assert (width, height) == (2 * int(shown.group(1)), 2 * int(shown.group(2)))  # drawn at 2x
 
     text = text_of(summary)
     hearts, queens, hands = engine_counts(svc, game_id)
