@@ -19,7 +19,7 @@ class Reason(str, Enum):
     NOT_YOUR_TURN = "NOT_YOUR_TURN"  # {seat, to_move}
     GAME_OVER = "GAME_OVER"  # {}
     UNKNOWN_CARD = "UNKNOWN_CARD"  # {text}
-    CARD_NOT_IN_HAND = "CARD_NOT_IN_HAND"  # {card}
+    CARD_NOT_IN_HAND = "CARD_NOT_IN_HAND"  # {card}; a pass also {cards}: every card passed but not held
     MUST_FOLLOW_SUIT = "MUST_FOLLOW_SUIT"  # {card, led_suit, held}
     MUST_LEAD_LOWEST_CLUB = "MUST_LEAD_LOWEST_CLUB"  # {card, required}
     MUST_LEAD_CLUB = "MUST_LEAD_CLUB"  # {card, clubs}

@@ -9,6 +9,7 @@ in :class:`Table`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -128,10 +129,11 @@ class Rules:
     def make(cls, preset: str = "standard", **overrides: Any) -> "Rules":
         """The rules of a preset (RULES.md §5) with some options overridden, validated."""
         if preset not in PRESETS:
-            raise InvalidRules("UNKNOWN_PRESET", preset=preset, presets=sorted(PRESETS))
+            raise InvalidRules("UNKNOWN_PRESET", preset=preset, presets=sorted(PRESETS),
+                               suggestion=closest_name(preset, PRESETS))
         unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown))
+            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown), suggestions=_suggestions(unknown))
         options = dict(PRESETS[preset])
         options.update(overrides)
         players = options.get("players", 4)
@@ -164,7 +166,7 @@ class Rules:
     def _checked(cls, d: Mapping[str, Any]) -> "Rules":
         unknown = set(d) - _FIELD_NAMES
         if unknown:
-            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown))
+            raise InvalidRules("UNKNOWN_OPTION", options=sorted(unknown), suggestions=_suggestions(unknown))
         return cls(**d)
 
     def with_options(self, **overrides: Any) -> "Rules":
@@ -359,3 +361,18 @@ class Table:
         if not self.pass_count:
             return "hold"
         return self.pass_cycle[(hand_no - 1) % len(self.pass_cycle)]
+
+
+def closest_name(word: str, names: Any) -> str | None:
+    """The one of ``names`` that ``word`` most likely misspells (``omnibsu``: ``omnibus``), or None:
+    what a refusal offers as "did you mean"."""
+    text = str(word).strip().lower().replace(" ", "_")
+    found = difflib.get_close_matches(text, sorted(names), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _suggestions(unknown: Any) -> dict[str, str]:
+    """For each unknown option name, the option it most likely misspells (only those with one)."""
+    names = [f.name for f in dataclasses.fields(Rules)]
+    close = {name: closest_name(name, names) for name in sorted(unknown)}
+    return {name: found for name, found in close.items() if found is not None}

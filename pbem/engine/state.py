@@ -415,6 +415,7 @@ class GameState:
         hand = self.hand_mask(seat)
         chosen = []
         mask = 0
+        missing = []  # every card of the pass not in the hand, so one refusal names them all
         for c in cards:
             i = CARD_INDEX.get(c)
             if i is None:
@@ -422,9 +423,11 @@ class GameState:
             if mask >> i & 1:
                 raise IllegalMove(Reason.DUPLICATE_CARD, card=c)
             if not hand >> i & 1:
-                raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=c)
+                missing.append(c)
             mask |= 1 << i
             chosen.append(i)
+        if missing:
+            raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
         s = self._copy()
         h = self._h
         passes = list(h.passes)

@@ -52,6 +52,7 @@ __all__ = [
     "Standing",
     "Taken",
     "RequestRejected",
+    "ResignAsked",
     "Rules",
     "standings",
     "Status",
@@ -352,6 +353,8 @@ class MoveRejected:
     code: str
     details: Mapping[str, object] = field(default_factory=dict)
     attempted: str = ""
+    #: The reply's table talk, not passed on because the reply was refused (README, "Table talk").
+    withheld_talk: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", _frozen_mapping(self.details))
@@ -361,15 +364,29 @@ class MoveRejected:
 class RequestRejected:
     """A mail that was not a move could not be used (stale, forged, unreadable ...).
 
-    Only ever addressed to a registered player's own address.
+    Addressed to a registered player's own address, or as the one answer an unverified address
+    may get to a mail to ``new@`` (README, "What a stranger may receive").
     """
 
     KIND: ClassVar[str] = "request_rejected"
     code: str
     details: Mapping[str, object] = field(default_factory=dict)
+    #: The reply's table talk, not passed on because the reply was refused (README, "Table talk").
+    withheld_talk: tuple[str, ...] = ()
+    #: Set when the refused mail asked for a new game: the address to write to, so the answer
+    #: shows what such a mail looks like.
+    new_game_address: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", _frozen_mapping(self.details))
+
+
+@dataclass(frozen=True, slots=True)
+class ResignAsked:
+    """The player wrote ``resign``: what resigning means, and how to confirm it (``resign
+    confirm``); nothing has changed yet."""
+
+    KIND: ClassVar[str] = "resign_asked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -763,6 +780,7 @@ MailDetail = (
     | GameSummary
     | MoveRejected
     | RequestRejected
+    | ResignAsked
     | Help
     | Status
     | Games
@@ -793,6 +811,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
             GameSummary,
             MoveRejected,
             RequestRejected,
+            ResignAsked,
             Help,
             Status,
             Games,

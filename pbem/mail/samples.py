@@ -42,6 +42,7 @@ from .context import (
     PlayAhead,
     Recipient,
     RequestRejected,
+    ResignAsked,
     Rules,
     Status,
     Taken,
@@ -263,11 +264,35 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         "move_rejected": [
             ctx(MoveRejected(code, details, attempted=str(details.get("card", ""))))
             for code, details in MOVE_REJECTIONS.items()
+        ]
+        + [
+            # A pass of cards not held names every one of them; a refused reply's talk is kept back.
+            ctx(MoveRejected("CARD_NOT_IN_HAND", {"card": "KD", "cards": ["KD", "5H"]}, attempted="KD 5H QS"),
+                passing),
+            ctx(MoveRejected("HEARTS_NOT_BROKEN", {"card": "TH", "legal": ["9C", "KD", "4S"]}, attempted="TH",
+                             withheld_talk=("Nice one, Ștefan!", "Dana, you are next"))),
         ],
         "request_rejected": [
             ctx(RequestRejected(code, details), waiting) for code, details in REQUEST_REJECTIONS.items()
         ]
-        + [ctx(RequestRejected("NOT_A_PLAYER"), None)],
+        + [ctx(RequestRejected("NOT_A_PLAYER"), None)]
+        + [
+            # Refused new-game mails, to an address that may never have played: what to write.
+            ctx(RequestRejected(code, details, new_game_address="new@hearts.example.org"), None)
+            for code, details in (
+                ("NO_PLAYERS", {}),
+                ("BAD_RULES", {"problem": "UNKNOWN_PRESET", "preset": "omnibsu", "suggestion": "omnibus",
+                               "presets": ["black-maria", "classic", "omnibus", "standard"]}),
+                ("BAD_RULES", {"problem": "UNKNOWN_OPTION", "options": ["taget"], "suggestions": {"taget": "target"}}),
+                ("BAD_RULES", {"problem": "BAD_CHOICE", "option": "moon", "value": "maybe",
+                               "choices": ["old", "new", "choice"]}),
+                ("BAD_RULES", {"problem": "NOT_AN_INT", "option": "target", "value": "fifty"}),
+                ("BAD_RULES", {"problem": "NOT_A_BOOL", "option": "sun", "value": "perhaps"}),
+                ("BAD_OPTION", {"option": "bots", "value": "three"}),
+            )
+        ]
+        + [ctx(RequestRejected("STALE_TURN", {"decision": 16, "current": 17}, withheld_talk=("gg",)), waiting)],
+        "resign_asked": [ctx(ResignAsked()), ctx(ResignAsked(), waiting)],
         "help": [ctx(Help()), ctx(Help(), None)],
         "status": [ctx(Status()), ctx(Status(), passing)],
         "games": [

@@ -160,7 +160,10 @@ def test_a_pass_cannot_be_changed():
         (0, "2C 3C", Reason.WRONG_PASS_COUNT, {"expected": 3, "given": 2}),
         (0, "2C 3C 4C 5C", Reason.WRONG_PASS_COUNT, {"expected": 3, "given": 4}),
         (0, "2C 3C 2C", Reason.DUPLICATE_CARD, {"card": "2C"}),
-        (0, "2C 3C 2D", Reason.CARD_NOT_IN_HAND, {"card": "2D"}),
+        (0, "2C 3C 2D", Reason.CARD_NOT_IN_HAND, {"card": "2D", "cards": ["2D"]}),
+        # Every card passed but not held is named, in the order written, not only the first.
+        (0, "2H 3C 2D", Reason.CARD_NOT_IN_HAND, {"card": "2H", "cards": ["2H", "2D"]}),
+        (0, "AS 2H 2D", Reason.CARD_NOT_IN_HAND, {"card": "AS", "cards": ["AS", "2H", "2D"]}),
         (0, "2C 3C XX", Reason.UNKNOWN_CARD, {"text": "XX"}),
         (4, "2C 3C 4C", Reason.BAD_SEAT, {"seat": 4}),
         (-1, "2C 3C 4C", Reason.BAD_SEAT, {"seat": -1}),

@@ -264,8 +264,14 @@ def test_removed_hearts_lower_the_moon_total():
         (lambda: Rules(removed_cards=["ZZ"]), "BAD_CARD", {"option": "removed_cards", "card": "ZZ"}),
         (lambda: Rules(no_pts_on_first_trick="yes"), "NOT_A_BOOL", {"option": "no_pts_on_first_trick", "value": "yes"}),
         (lambda: Rules(target="100"), "NOT_AN_INT", {"option": "target", "value": "100"}),
-        (lambda: Rules.make("bridge"), "UNKNOWN_PRESET", {"preset": "bridge", "presets": sorted(PRESETS)}),
-        (lambda: Rules.make("standard", trumps="S"), "UNKNOWN_OPTION", {"options": ["trumps"]}),
+        (lambda: Rules.make("bridge"), "UNKNOWN_PRESET", {"preset": "bridge", "presets": sorted(PRESETS),
+                                                          "suggestion": None}),
+        # A misspelt preset or option comes with the name it most likely misspells.
+        (lambda: Rules.make("omnibsu"), "UNKNOWN_PRESET", {"preset": "omnibsu", "presets": sorted(PRESETS),
+                                                           "suggestion": "omnibus"}),
+        (lambda: Rules.make("standard", trumps="S"), "UNKNOWN_OPTION", {"options": ["trumps"], "suggestions": {}}),
+        (lambda: Rules.make("standard", taget=50), "UNKNOWN_OPTION", {"options": ["taget"],
+                                                                      "suggestions": {"taget": "target"}}),
     ],
 )
 def test_invalid_rules_are_refused_with_a_code_and_details(make, code, details):

@@ -123,6 +123,9 @@ class Rules:
 
 @dataclass(frozen=True, slots=True)
 class Resign:
+    """``resign`` asks what resigning means; only ``resign confirm`` (``confirmed``) resigns."""
+
+    confirmed: bool = False
     name: ClassVar[str] = "resign"
 
 
@@ -323,6 +326,11 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "resign": {"en": ("resign", "quit", "forfeit", "give up"),
                "pt": ("desisto", "desistir", "abandono", "abandonar"),
                "ro": ("renunț", "renunță", "abandonez", "abandon", "mă retrag", "retrag")},
+    "resign_confirm": {"en": ("resign confirm", "confirm resign", "confirm resignation", "resign confirmed"),
+                       "pt": ("desisto confirmo", "desistir confirmo", "confirmo desistir", "confirmo que desisto",
+                              "confirmo a desistência"),
+                       "ro": ("renunț confirm", "renunță confirm", "abandonez confirm", "confirm renunțarea",
+                              "confirm că renunț")},
     "accept": {"en": ("accept", "join", "count me in"), "pt": ("aceito", "aceitar", "participo", "entro"),
                "ro": ("accept", "accepta", "particip", "intru")},
     "decline": {"en": ("decline", "refuse", "no thanks"), "pt": ("recuso", "recusar", "não obrigado"),
@@ -367,7 +375,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
 _TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace",
                                  "timezone", "language"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
-IRREVERSIBLE: Final = frozenset({"resign", "decline", "abort"})
+IRREVERSIBLE: Final = frozenset({"resign", "resign_confirm", "decline", "abort"})
 #: Words read only when the mail answered asked for them (``expected``).
 EXPECTED_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "moon": {
@@ -663,6 +671,8 @@ def _build(line: _Line, whole_text: str) -> Command:
         return TimeZone(line.argument)
     if command == "replace":
         return Replace(line.argument)
+    if command == "resign_confirm":
+        return Resign(confirmed=True)
     simple: dict[str, type] = {
         "help": Help, "status": Status, "games": Games, "rules": Rules, "resign": Resign,
         "accept": Accept, "decline": Decline, "history": History, "autopilot": Autopilot,

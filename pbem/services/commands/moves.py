@@ -1,4 +1,4 @@
-"""Playing a card, passing cards, the moon choice, resigning: the moves a seat's mail makes.
+"""Playing a card, passing cards, the moon choice, resigning (confirmed): the moves a seat's mail makes.
 
 A move must answer the seat's current decision (the reply address names it): a late reply, to a
 decision already made, is refused even when the card would be legal now (README, "Playing by mail").
@@ -20,6 +20,10 @@ from ..turns import apply_move, begin_turn
 
 @seat_command(cmd.Resign, needs_active=True)
 def resign_command(request: SeatRequest) -> Outcome:
+    """``resign`` only says what resigning means and asks for ``resign confirm``: resigning cannot
+    be undone, so only the confirmation acts (README, "Playing by mail")."""
+    if not request.command.confirmed:
+        return request.answer(mc.ResignAsked(), "RESIGN_ASKED")
     mails = resign(request.session, request.svc, request.game, request.seat, inbound_id=request.row.id,
                    state=request.state)
     return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
