@@ -10,7 +10,9 @@ Two kinds of mention are found in free text:
   ``damă de pică``), a rank with a suit symbol (``Q♠``, ``♠Q``, ``10 ♥``), the Unicode playing-card
   characters (🂭), and compact rank+suit-letter tokens (``QS``, ``qs``, ``TH``, ``10d``);
 * **weak** mentions are compact tokens that are also ordinary words or times: ``as`` (English word,
-  Portuguese article), ``ah``, ``ad``, ``ac``, and ``2h``…``10h``, ``2d``…``10d`` (hours, days).
+  Portuguese article), ``ah``, ``ad``, ``ac``, and ``2h``…``10h``, ``2d``…``10d`` (hours, days);
+  and every rank and suit letter written apart, ``q s``, ``10 h``, ``A S`` (initials, "10 h" for
+  ten hours), in any case.
   A weak mention counts only on a *card line*: a line that holds nothing but card mentions,
   punctuation, list connectors (``and``, ``e``, ``și``…) and an optional leading verb (``play``,
   ``jogo``, ``pass``…; :data:`CARD_LINE_WORDS`). So the line ``as`` is the ace of spades, the line
@@ -166,6 +168,7 @@ _COMPACT_RE: Final = re.compile(
         | (?<![\w])(?P<r2>{_RANK_TOKEN})[ ]?(?P<y2>[{_SYMBOLS_CLASS}])[\ufe0e\ufe0f]?  # Q♠, 10 ♥
         | (?P<y3>[{_SYMBOLS_CLASS}])[\ufe0e\ufe0f]?[ ]?(?P<r3>{_RANK_TOKEN})(?![\w])  # ♠Q
         | (?P<u>[\U0001F0A1-\U0001F0DE])                                        # 🂭
+        | (?<![\w])(?P<r4>{_RANK_TOKEN})[ ](?P<s4>[cdhs])(?![\w])             # q s, 10 h (weak)
         """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -213,6 +216,9 @@ def find_mentions(text: str) -> list[Mention]:
             card = _canonical_rank(m["r1"]) + m["s1"].upper()
             token = m.group(0)
             weak = token.lower() in WEAK_TOKENS and not _deliberate_capitals(token, text, start)
+        elif m["r4"]:
+            card = _canonical_rank(m["r4"]) + m["s4"].upper()
+            weak = True  # "q s", "10 h": only on a card line, whatever the case
         elif m["r2"]:
             card = _canonical_rank(m["r2"]) + _SYMBOL_SUIT[m["y2"]]
         else:
@@ -251,7 +257,7 @@ def find_cards(text: str) -> list[tuple[str, tuple[int, int]]]:
             if words is None:
                 words = line_words[line_start] = _other_words(text, line_start, mentions, starts)
             token = text[m.start : m.end]
-            if token[0].isupper() and token[1:].islower():
+            if " " not in token and token[0].isupper() and token[1:].islower():
                 # "As", "Ah": how a sentence starts; a card only on a line of nothing but cards.
                 if words:
                     continue

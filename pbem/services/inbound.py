@@ -25,6 +25,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
@@ -62,7 +63,7 @@ from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
 from .mailing import QueuedMail, answer_thread, claim_for_sending, claimed_game, queue_mail, recipient_for, seat_view
-from .reading import read_command, reply_of, with_answered
+from .reading import READ_FROM_SUBJECT, read_command, reply_of, subject_command, with_answered
 from .requests import (
     Outcome,
     ReceivedRow,
@@ -380,8 +381,36 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
     state = current_state(game)
     expected = _expected(state, seat.seat)
     command = read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
-    return carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command,
-                                 talk))
+    from_subject = ""
+    if isinstance(command, cmd.Unreadable) and command.reason == "EMPTY":
+        # Nothing new in the body: the command may be in the Subject (README, "Playing by mail").
+        found = subject_command(mail, expected=expected, pass_count=state.rules.pass_count,
+                                language=owner.language, titles=(game.title,) if game.title else ())
+        if found is not None:
+            command, from_subject = found
+            session.info.setdefault(READ_FROM_SUBJECT, {})[owner.id] = from_subject
+    command = _with_example(command, state, seat.seat)
+    outcome = carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command,
+                                    talk))
+    if from_subject:
+        outcome.details["read_from"] = "subject"  # for the operator; the player is told through READ_FROM_SUBJECT
+    return outcome
+
+
+#: Reasons of the reader after which the answer shows how to write a card.
+_EXAMPLE_REASONS = frozenset({"UNKNOWN_WORD", "DID_YOU_MEAN", "NO_COMMAND"})
+
+
+def _with_example(command: cmd.Command, state: Any, seat: int) -> cmd.Command:
+    """An unreadable reply's details with ``example``: a card to show how cards are written, one the
+    player may play, else one they hold (nothing when they hold none)."""
+    if not isinstance(command, cmd.Unreadable) or command.reason not in _EXAMPLE_REASONS:
+        return command
+    legal = state.legal_cards() if state.phase == PLAY and state.to_move == seat else ()
+    cards = tuple(legal) or tuple(state.hand(seat))
+    if not cards:
+        return command
+    return cmd.Unreadable(command.reason, MappingProxyType({**command.details, "example": cards[len(cards) // 2]}))
 
 
 def _expected(state: Any, seat: int) -> str | None:

@@ -10,6 +10,9 @@ reply answers — by its ``In-Reply-To``, else the newest of its ``References``,
 the game to that player that gave the reply address written to — and gives its lines to the reader,
 which drops what of them is left in the new text (``reply_text.drop_answered``): a quote that no
 pattern recognised is never read as the player's words.
+
+**The subject.** A reply whose body has no new text may carry its command in the Subject
+(:func:`subject_command`); the caller says so in the answer.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ from sqlalchemy import select
 from pbem.db.models import RAW_KEPT, OutboundMessage
 from pbem.mail.addresses import BadAddress, parse_reply_address
 from pbem.mail.reading import commands as cmd
-from pbem.mail.reading.message import IncomingMail, text_versions
+from pbem.mail.reading.message import IncomingMail, read_mail, text_versions
 from pbem.mail.reading.reply_text import answered_lines as lines_of
 from pbem.mail.reading.reply_text import extract_reply
+from pbem.mail.reading.subject import subject_text
 
 from .app import Services
 
+#: ``session.info`` key: {player id: subject text} for the replies of this transaction whose command
+#: was read from their Subject, so that the mails written to that player can say so.
+READ_FROM_SUBJECT = "pbem.read_from_subject"
 #: Message-IDs of a reply's ``References`` looked up (the newest), and mails of a game searched
 #: for the reply address when no Message-ID is ours.
 MAX_REFERENCES = 10
@@ -55,7 +62,21 @@ def with_answered(svc: Services, mail: IncomingMail, recipient: str) -> Incoming
     raw = answered_raw(svc, mail, recipient)
     if not raw:
         return mail
-    return replace(mail, answered=lines_of(*text_versions(raw)))
+    return replace(mail, answered=lines_of(*text_versions(raw)), answered_subject=read_mail(raw).subject)
+
+
+def subject_command(mail: IncomingMail, *, expected: str | None, pass_count: int, language: str | None = None,
+                    titles: tuple[str, ...] = ()) -> tuple[cmd.Command, str] | None:
+    """For a reply whose body has no new text: the command written in its Subject, and the text it
+    was read from (``subject.subject_text``: without reply prefixes, the subject of the mail answered,
+    ``titles`` and the game tag); None when the subject holds nothing readable."""
+    text = subject_text(mail.subject, (mail.answered_subject, *titles))
+    if not text:
+        return None
+    command = cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
+    if isinstance(command, cmd.Unreadable):
+        return None
+    return command, text
 
 
 def answered_raw(svc: Services, mail: IncomingMail, recipient: str) -> bytes:

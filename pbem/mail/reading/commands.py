@@ -37,6 +37,8 @@ code                       class       details
 ``EMPTY``                  Unreadable  (none): no new text at all
 ``NO_COMMAND``             Unreadable  ``expected`` (if given): nothing recognisable
 ``UNKNOWN_WORD``           Unreadable  ``word``: a short reply that is no command or card
+``DID_YOU_MEAN``           Unreadable  ``word`` (the line as written), ``suggestion`` (a card):
+                                       a card name with a typo, "jak of hearts" (:func:`suggest_card`)
 ``WRONG_CARD_COUNT``       Unreadable  ``expected``, ``found`` (counts), ``cards``
 ``NO_PLAYERS``             Unreadable  (none): a new game naming no other player and no bots
 ``BAD_OPTION``             Unreadable  ``option``, ``value`` (at most 40 characters): an option
@@ -59,11 +61,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from difflib import get_close_matches
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar, Final, Union
 
-from ..notation import find_cards, find_mentions, fold
+from ..notation import CARD_LINE_WORDS, NAME_LINKS, RANK_NAMES, SUIT_NAMES, find_cards, find_mentions, fold
 from .clean import find_addresses
 
 #: Characters of a reply's new text that are read, and of its lines the non-empty ones read
@@ -499,13 +502,12 @@ def parse_command(
 ) -> Command:
     """What the new text of a reply asks for (see the module docstring).
 
-    ``language_hint`` (the player's language, if known) is accepted for the callers' sake and
-    currently changes nothing: every language is read whatever the hint, since players mix
-    languages; it is where a future word that means different things in two languages would be
-    decided. ``expected`` is ``"play"``, ``"pass"``, ``"moon"``, ``"invitation"``, ``"new_game"``
+    ``language_hint`` (the player's language, if known) changes nothing in what is read: every
+    language is read whatever the hint, since players mix languages. It only chooses the card
+    words a typo is matched against first (:func:`suggest_card`). ``expected`` is ``"play"``, ``"pass"``, ``"moon"``, ``"invitation"``, ``"new_game"``
     or None; ``pass_count`` the number of cards a pass takes.
     """
-    del language_hint  # documented above: every language is read
+    language = language_hint  # read in every language; the hint only ranks typo suggestions
     lines = [line.strip() for line in _read_prefix(reply_text).replace("\r", "").split("\n")]
     lines = [line for line in lines if line][:MAX_COMMAND_LINES]
     if not lines:
@@ -550,9 +552,65 @@ def parse_command(
         return _card_command(cards, expected, pass_count)
     if talk:
         return Say("\n".join(talk))
+    if expected not in ("moon", "invitation", "new_game"):
+        guess = suggest_card(lines, language)
+        if guess is not None:
+            return Unreadable("DID_YOU_MEAN", MappingProxyType({"word": guess[0], "suggestion": guess[1]}))
     if len(lines) == 1 and len(lines[0].split()) <= 2 and len(lines[0]) <= 30:
         return Unreadable("UNKNOWN_WORD", MappingProxyType({"word": lines[0]}))
     return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected} if expected else {}))
+
+
+#: What :func:`suggest_card` reads: the first lines, each a short phrase.
+SUGGEST_LINES: Final = 3
+SUGGEST_WORDS: Final = 6
+SUGGEST_CHARS: Final = 60
+#: How close a word must be to a card word (``difflib`` ratio): "jak" is 0.86 of "jack".
+SUGGEST_CUTOFF: Final = 0.75
+
+
+def _card_words(language: str | None) -> tuple[str, ...]:
+    """The words of full card names (ranks, suits, the link word) in ``language``, or in every
+    language when it is unknown (folded, single words: "inima rosie" gives "inima" and "rosie")."""
+    languages = [language] if language in RANK_NAMES else list(RANK_NAMES)
+    words: dict[str, None] = {}
+    for lang in languages:
+        for table in (RANK_NAMES[lang], SUIT_NAMES[lang]):
+            for name in table:
+                words.update(dict.fromkeys(name.split()))
+    words.update(dict.fromkeys(NAME_LINKS))
+    return tuple(words)
+
+
+_ALL_CARD_WORDS: Final = frozenset(_card_words(None))
+
+
+def suggest_card(lines: list[str], language: str | None = None) -> tuple[str, str] | None:
+    """A card name written with a typo ("jak of hearts", "dama de espdas"): the line as written
+    and the one card it names once each unknown word is replaced by the closest card word of the
+    player's ``language`` (``difflib.get_close_matches``; every language when that finds none).
+    None when no short line of the first :data:`SUGGEST_LINES` reads so as one card."""
+    for line in lines[:SUGGEST_LINES]:
+        if len(line) > SUGGEST_CHARS:
+            continue
+        words = _WORD.findall(fold(line))
+        if not 2 <= len(words) <= SUGGEST_WORDS:
+            continue
+        for vocabulary in dict.fromkeys((_card_words(language), _card_words(None))):
+            fixed = [_closest(w, vocabulary) for w in words]
+            if fixed == words:
+                continue
+            cards = list(dict.fromkeys(card for card, _ in find_cards(" ".join(fixed))))
+            if len(cards) == 1:
+                return line, cards[0]
+    return None
+
+
+def _closest(word: str, vocabulary: tuple[str, ...]) -> str:
+    if word in _ALL_CARD_WORDS or word in CARD_LINE_WORDS or word in FILLER_WORDS or not word.isalpha():
+        return word
+    found = get_close_matches(word, vocabulary, n=1, cutoff=SUGGEST_CUTOFF)
+    return found[0] if found else word
 
 
 #: How people answer an invitation in a sentence ("no, thanks - busy week", "sure, count me in"):

@@ -148,6 +148,8 @@ class IncomingMail:
     #: The lines of the mail this one answers, when the caller found it (``reply_text.answered_lines``):
     #: what of them is left in the new text is a quote and is dropped (``reply_text.drop_answered``).
     answered: frozenset[str] = field(default=frozenset(), repr=False)
+    #: The subject of the mail this one answers, when found: pbem's own words in this one's subject.
+    answered_subject: str = field(default="", repr=False)
 
     def header(self, name: str) -> str | None:
         """The first header called ``name``, decoded, or None."""

@@ -253,7 +253,7 @@ LANGUAGES: Final[dict[str, dict[str, list[str]]]] = {
     "ja": {
         "wrote_header": [_cjk_attribution(r"(?:<[^\n]*>|さん)")],
         "from_header": [_header_block(r"差出人|送信日時|宛先|件名|日付|CC|From|Sent|To|Subject")],
-        "sent_from": [r"[^\n]{0,30}から送信$"],
+        "sent_from": [r"iPhoneから送信$", r"iPadから送信$", r"Androidから送信$"],
     },
     "ko": {
         "wrote_header": [_cjk_attribution(r"님이\s?작성(?:하였습니다|했습니다|함)?")],
@@ -330,19 +330,42 @@ class _AtLineStarts:
     reply quoting a game mail has thousands of characters but only dozens of lines.
     """
 
-    __slots__ = ("pattern", "first_only", "skip_quoted")
+    __slots__ = ("pattern", "first_only", "skip_quoted", "starts", "colon_near")
 
-    def __init__(self, pattern: re.Pattern[str], first_only: bool = False, skip_quoted: bool = False) -> None:
+    def __init__(self, pattern: re.Pattern[str], first_only: bool = False, skip_quoted: bool = False,
+                 starts: frozenset[str] | None = None, colon_near: bool = False) -> None:
         self.pattern = pattern
         self.first_only = first_only
         self.skip_quoted = skip_quoted
+        #: Cheap tests before the pattern (which, with every language, has hundreds of branches):
+        #: the characters a matching line may start with (None: any), and whether a match needs a
+        #: colon in its line or the next one (attributions and header blocks) or starts with "-".
+        self.starts = starts
+        self.colon_near = colon_near
+
+    def _worth_trying(self, text: str, pos: int) -> bool:
+        if pos >= len(text):
+            return False
+        first = text[pos]
+        if first == ">":
+            return not self.skip_quoted
+        if self.starts is not None and first not in self.starts:
+            return False
+        if self.colon_near and first != "-":
+            end = text.find("\n", pos)
+            if end >= 0:
+                end = text.find("\n", end + 1)
+            if end < 0:
+                end = len(text)
+            return text.find(":", pos, end) >= 0 or text.find("：", pos, end) >= 0
+        return True
 
     def _matches(self, text: str):
         match = self.pattern.match
-        skip_quoted = self.skip_quoted
+        worth_trying = self._worth_trying
         pos = 0
         while True:
-            found = None if skip_quoted and text.startswith(">", pos) else match(text, pos)
+            found = match(text, pos) if worth_trying(text, pos) else None
             if found is not None:
                 yield found
                 pos = text.find("\n", max(found.end(), pos + 1) - 1)
@@ -386,6 +409,7 @@ def _patterns(languages: tuple[str, ...]) -> _Patterns:
                 found.extend(theirs if isinstance(theirs, list) else [theirs])
         return found
 
+    ours = all(lang in LANGUAGES for lang in languages)  # the library's patterns: no shortcuts
     flags = re.MULTILINE | re.IGNORECASE
     header = "^(?:" + "|".join(collect("wrote_header") + collect("from_header")) + ")"
     signature = (
@@ -395,12 +419,29 @@ def _patterns(languages: tuple[str, ...]) -> _Patterns:
         + r"|(?!\A)(?:" + "|".join(collect("signatures")) + r"))[\s\S]*)"
     )
     disclaimers = r"^(?:" + "|".join(collect("disclaimers")) + r")[^\n]*mail[^\n]*(?:\n[^\n]+)*"
+    signature_starts = _first_letters(collect("sent_from") + collect("signatures")) if ours else None
+    disclaimer_starts = _first_letters(collect("disclaimers")) if ours else None
     return _Patterns(
-        _AtLineStarts(re.compile(header, flags), first_only=True),
+        _AtLineStarts(re.compile(header, flags), first_only=True, colon_near=ours),
         # Signatures and disclaimers inside quoted text do not matter: quoted lines are dropped.
-        _AtLineStarts(re.compile(signature, flags), skip_quoted=True),
-        _AtLineStarts(re.compile(disclaimers, flags), skip_quoted=True),
+        _AtLineStarts(re.compile(signature, flags), skip_quoted=True,
+                      starts=None if signature_starts is None else signature_starts | {"-", "_"}),
+        _AtLineStarts(re.compile(disclaimers, flags), skip_quoted=True, starts=disclaimer_starts),
     )
+
+
+def _first_letters(patterns: list[str]) -> frozenset[str] | None:
+    """The characters (either case) that lines matching ``patterns`` start with, when every pattern
+    starts with a literal letter (our sign-offs, phone signatures and disclaimers do); else None."""
+    letters: set[str] = set()
+    for pattern in patterns:
+        if pattern == _NEVER:
+            continue
+        first = pattern[:1]
+        if not first.isalpha():
+            return None
+        letters.update((first.lower(), first.upper()))
+    return frozenset(letters)
 
 
 class _ReplyMessage(EmailMessage):
