@@ -18,7 +18,7 @@ from pbem.engine import HandScored, Rules, TrickWon, apply, new_game
 from pbem.engine.moves import ChooseMoon, Deal, PassCards, PlayCard
 from pbem.mail.context import GameSummary, HandResult, HandSummary, MailContext, Moon, Taken, standings
 from pbem.mail.render import MailRenderer
-from pbem.mail.samples import sample_contexts
+from pbem.mail.samples import long_name_contexts, sample_contexts
 from pbem.services.summaries import hands_taken, scored_cards
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,3 +176,16 @@ def test_hands_taken_follows_the_engine() -> None:
     whole = hands_taken(start, rest)
     assert sum(t.hearts for t in next(iter(whole.values()))) == 13
     assert sum(len([c for c in t.cards if c == "QS"]) for t in next(iter(whole.values()))) == 1
+
+
+@pytest.mark.parametrize("language", ["en", "pt", "ro"])
+def test_the_summary_tables_fit_72_columns_with_long_names(renderer: MailRenderer, language: str) -> None:
+    """Every table line (indented) of the summaries' text parts, with names of forty characters
+    (table talk, quoted as the players wrote it, aside)."""
+    for kind in ("hand_summary", "game_summary"):
+        for context in long_name_contexts(language)[kind]:
+            text = renderer.render(context).text
+            talk = tuple(line.text for line in context.game.table_talk)
+            for line in text[:text.index("\n-- \n")].splitlines():
+                if line.startswith("  ") and not line.endswith(talk):
+                    assert len(line) <= 72, (language, kind, line)
