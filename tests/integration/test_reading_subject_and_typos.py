@@ -80,3 +80,16 @@ def test_a_typo_is_echoed_with_a_suggestion_and_an_example_from_the_hand(svc: Se
     example = turn.legal[len(turn.legal) // 2]  # a card the player may play
     letters = ("10" if example[0] == "T" else example[0]) + example[1]
     assert f"To name a card, write its rank and suit, for example “{letters}”" in text
+
+
+def test_the_answer_to_a_move_read_from_the_subject_says_so(svc: Services) -> None:
+    """A card that may not be played, read from the subject: the rejection says where it was read."""
+    mail, turn = first_turn(svc)
+    card = next(c for c in turn.hand if c not in turn.legal)
+    answers = deliver(svc, reply(turn, mail.recipient, subject=f"Re: {turn.subject} {card}", body=""),
+                      mail.recipient, turn.reply_to)
+    outcome = last_outcome(svc)
+    assert outcome["read_from"] == "subject" and outcome["code"] != "MOVE_APPLIED", outcome
+    rejection = next(m for m in answers if m.recipient == mail.recipient)
+    text = " ".join(text_of(rejection).split())
+    assert f"Your last mail had no new text, so I read your move from its subject: “{card}”." in text

@@ -3,11 +3,17 @@ cards written apart ("q s", "10 h"), and a card written in the Subject of an emp
 
 from __future__ import annotations
 
+import dataclasses
+import html
+
 import pytest
 
 from pbem.mail.reading import Help, Pass, Play, Queue, Say, Unreadable, Vacation, parse_command
 from pbem.mail.reading.commands import suggest_card
 from pbem.mail.reading.subject import subject_text
+from pbem.mail.render import MailRenderer
+from pbem.mail.samples import sample_contexts
+from pbem.resources import templates_dir
 
 
 # -- typos: echoed, with a suggestion -----------------------------------------------------------------
@@ -96,3 +102,26 @@ OURS = ("[Hearts #42] Friday table", "Friday table")
 ])
 def test_the_players_words_in_a_subject(subject: str, text: str) -> None:
     assert subject_text(subject, OURS) == text
+
+
+@pytest.mark.parametrize(("language", "sentence"), [
+    ("en", "Your last mail had no new text, so I read your move from its subject: “q s”."),
+    ("pt", "A sua última mensagem não tinha texto novo, por isso li a sua jogada no assunto: “q s”."),
+    ("ro", "Ultimul dumneavoastră mesaj nu avea text nou, așa că am citit mutarea din subiectul lui: „q s”."),
+])
+def test_a_mail_after_a_move_read_from_the_subject_says_so(language: str, sentence: str) -> None:
+    """``GameContext.read_from_subject`` (set by the services for the first mail to that player)."""
+    renderer = MailRenderer(templates_dir())
+    for ctx in sample_contexts(language)["your_turn"][:1]:
+        plain = renderer.render(dataclasses.replace(ctx, game=dataclasses.replace(ctx.game, read_from_subject="q s")))
+        assert sentence in " ".join(plain.text.split())
+        assert html.escape(sentence, quote=False) in " ".join(plain.html.split())
+        assert sentence not in " ".join(renderer.render(ctx).text.split())
+
+
+def test_a_typo_rejection_echoes_the_words_and_shows_how_to_write_a_card() -> None:
+    renderer = MailRenderer(templates_dir())
+    ctx = next(c for c in sample_contexts("en")["request_rejected"] if c.detail.code == "DID_YOU_MEAN")
+    text = " ".join(renderer.render(ctx).text.split())
+    assert "You wrote “jak of hearts”. Did you mean J♥?" in text
+    assert "To name a card, write its rank and suit, for example “10H”, “10♥” or “ten of hearts”." in text
