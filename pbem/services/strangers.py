@@ -12,7 +12,10 @@ stranger may receive"):
 - nothing for mail to any other address (a seat's, an invitation's with a forged sender,
   ``help@``…), and never anything for an auto-reply or a bounce (``pbem.mail.reading.autoreply``).
 
-Every answer sent is a ``stranger_answers`` row, which is what the caps count.
+Every answer sent is a ``stranger_answers`` row, which is what the caps count.  The caps are
+counted and the answer recorded under one lock (on PostgreSQL a transaction-level advisory lock; a
+SQLite transaction begins IMMEDIATE and so holds the write lock already), so two workers answering
+at the same moment never pass a cap together.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from pbem.db.models import StrangerAnswer
@@ -32,8 +35,15 @@ from .mailing import QueuedMail, queue_mail
 __all__ = ["may_answer_stranger", "record_stranger_answer", "answer_stranger", "stranger_recipient"]
 
 
+#: The advisory lock key (PostgreSQL) under which the answers to unverified addresses are counted.
+STRANGER_ANSWERS_LOCK = 0x53545241  # "STRA"
+
+
 def may_answer_stranger(session: Session, svc: Services, address: str, now: datetime) -> bool:
-    """Whether one more answer to the unverified ``address`` stays within both caps."""
+    """Whether one more answer to the unverified ``address`` stays within both caps.  Takes the
+    lock that keeps the count true until this transaction ends (and records its answer)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": STRANGER_ANSWERS_LOCK})
     settings = svc.settings
     to_address = session.scalar(
         select(func.count()).select_from(StrangerAnswer).where(
