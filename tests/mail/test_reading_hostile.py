@@ -251,6 +251,25 @@ def test_only_the_start_of_a_body_is_searched_for_the_new_text() -> None:
     assert extract_reply(filler + "\nQS\n") == ""
 
 
+def test_the_lines_of_the_mail_answered_are_read_from_a_bounded_prefix() -> None:
+    """A reply that is nothing but the mail answered, a quarter of a megabyte of it, is nothing new;
+    the mail's own lines are taken from a bounded prefix too (no timing: linear by construction)."""
+    ours = "Your hand (9 cards) is below, and you may play any of them\n♠ 4 K A\n" * 20_000
+    answered = reply_text.answered_lines(ours)
+    assert len(answered) == 2
+    assert extract_reply("QS\n" + ours, answered=answered) == "QS"
+    assert extract_reply(ours + "\nQS\n", answered=answered) == ""  # past the prefix read
+
+
+@settings(deadline=None, max_examples=200)
+@given(text=st.text(max_size=400), mail=st.text(max_size=400))
+def test_dropping_the_lines_of_the_mail_answered_never_raises(text: str, mail: str) -> None:
+    answered = reply_text.answered_lines(mail)
+    kept = reply_text.drop_answered(text, answered)
+    assert len(kept) <= len(text)
+    extract_reply(text, answered=answered)
+
+
 def test_header_decoding_is_bounded() -> None:
     word = "=?utf-8?q?caf=C3=A9?= "
     decoded = decode_header_value(word * 100_000)

@@ -9,7 +9,14 @@ per-reply ``body``, and gives it our own patterns (:data:`LANGUAGES`) through a 
   "În/Pe/La … a scris:", Outlook blocks with "De:/Enviado:/Para:/Assunto:" and
   "De la:/Trimis:/Către:/Subiect:", "-----Mensagem original-----", "-----Mesaj original-----",
   "Enviado do meu iPhone", "Trimis de pe iPhone-ul meu", sign-offs;
-* a **generic** attribution (any "… wrote/escreveu/a scris …:" line followed by quoted text);
+* **every other language the library knows** — German, Czech, Danish, Spanish, French, Italian,
+  Japanese, Korean, Dutch, Polish, Swedish, Chinese — written again in the same anchored style
+  ("Am … schrieb …:", "Von:/Gesendet:/An:/Betreff:", "Le … a écrit :", "2024年6月3日 … 写道："…),
+  all on by default (:data:`DEFAULT_LANGUAGES`): a player's client may be in any language. With
+  the library's own patterns every language costs some 12 times the time of ours on a typical
+  reply (1.2 ms against 0.1 ms; 41 ms against 2 ms for a 20 kB body);
+* a **generic** attribution (any "… wrote/escreveu/a scris/schrieb/skrev …:" line followed by
+  quoted text);
 * **fixes** for what it got wrong on game replies: its English sign-offs (``Thanks,``, ``Best,``)
   cut everything from such a line on, even ``Thanks, QS please`` (here a sign-off counts only
   alone on its line); its two-line "On … wrote:" pattern swallows a player's own line starting
@@ -19,11 +26,15 @@ per-reply ``body``, and gives it our own patterns (:data:`LANGUAGES`) through a 
   signature, so the first reply's ``body`` is used;
 * **speed**: its patterns are rebuilt for every message and, not being anchored, tried at every
   character (about 0.4 µs per character, some 1.5 ms for a reply quoting a game mail). Here each
-  pattern is anchored at line starts and compiled once per language set.
+  pattern is anchored at line starts and compiled once per language set, and tried only on lines
+  that can match (:class:`_AtLineStarts`: a header needs a colon in its line or the next one, a
+  sign-off starts with one of the letters its phrases start with).
 
 Then, on the library's result: quoted (``>``) lines still present are dropped, so interleaved
 replies keep only the new lines; when nothing new is above the quote (bottom-posting), the
-unquoted text below it is taken.
+unquoted text below it is taken. Last, what is left of the mail the reply answers, when the
+caller has its lines (:func:`answered_lines`), is dropped (:func:`drop_answered`): a quote no
+pattern recognised, in a language or a client none knows.
 
 **Linear time.** Only the first :data:`MAX_REPLY_CHARS` characters of a body are read (cut at a
 line end): the new text of a reply is above the quote, or below a quoted game mail of a few
