@@ -10,16 +10,18 @@ import re
 from dataclasses import replace
 from io import BytesIO
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PIL import Image
 
 from pbem.engine import HandScored, Rules, TrickWon, apply, new_game
 from pbem.engine.moves import ChooseMoon, Deal, PassCards, PlayCard
-from pbem.mail.context import GameSummary, HandResult, HandSummary, MailContext, Moon, Taken, standings
+from pbem.mail.context import GameStats, GameSummary, HandResult, HandSummary, MailContext, Moon, Taken, standings
 from pbem.mail.render import MailRenderer
-from pbem.mail.samples import long_name_contexts, sample_contexts
-from pbem.services.summaries import hands_taken, scored_cards
+from pbem.mail.samples import sample_contexts
+from tests.mail.long_names import long_name_contexts
+from pbem.services.summaries import SummaryParts, hands_taken, scored_cards
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,3 +191,19 @@ def test_the_summary_tables_fit_72_columns_with_long_names(renderer: MailRendere
             for line in text[:text.index("\n-- \n")].splitlines():
                 if line.startswith("  ") and not line.endswith(talk):
                     assert len(line) <= 72, (language, kind, line)
+
+
+def test_the_chart_is_drawn_once_per_language_with_its_words_translated() -> None:
+    parts = SummaryParts(winners=(0,), totals=(30, 101, 77, 44), colours=(), stats=GameStats((0,) * 4, (0,) * 4,
+                         (0,) * 4), series=((4, 4, 30), (13, 39, 101), (9, 35, 77), (0, 26, 44)),
+                         names=("Zoë Ávila", "João Brandão", "Ștefan Țurcanu", "Dana"), target=100)
+    svc = SimpleNamespace(settings=SimpleNamespace(mail_domain="hearts.test"))
+    game = SimpleNamespace(id=7)
+    english = parts.chart(svc, game, "en")
+    assert parts.chart(svc, game, "en_GB") is english  # drawn once per language
+    portuguese = parts.chart(svc, game, "pt")
+    assert portuguese.data != english.data and portuguese.cid != english.cid
+    assert english.cid.endswith("@hearts.test") and english.mime_type == "image/png"
+    image = Image.open(BytesIO(portuguese.data))
+    assert image.size == (2 * portuguese.width, 2 * portuguese.height)
+    assert SummaryParts(winners=(0,), totals=(0,), colours=(), stats=parts.stats).chart(svc, game, "en") is None
