@@ -25,7 +25,7 @@ from sqlalchemy import select
 from pbem.db.models import RAW_KEPT, OutboundMessage
 from pbem.mail.addresses import BadAddress, parse_reply_address
 from pbem.mail.reading import commands as cmd
-from pbem.mail.reading.message import IncomingMail, read_mail, text_versions
+from pbem.mail.reading.message import IncomingMail, quoted_mail
 from pbem.mail.reading.reply_text import answered_lines as lines_of
 from pbem.mail.reading.reply_text import extract_reply
 from pbem.mail.reading.subject import subject_text
@@ -62,7 +62,8 @@ def with_answered(svc: Services, mail: IncomingMail, recipient: str) -> Incoming
     raw = answered_raw(svc, mail, recipient)
     if not raw:
         return mail
-    return replace(mail, answered=lines_of(*text_versions(raw)), answered_subject=read_mail(raw).subject)
+    quoted = quoted_mail(raw)
+    return replace(mail, answered=lines_of(*quoted.texts), answered_subject=quoted.subject)
 
 
 def subject_command(mail: IncomingMail, *, expected: str | None, pass_count: int, language: str | None = None,

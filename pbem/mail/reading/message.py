@@ -290,20 +290,34 @@ def read_mail(raw: bytes, envelope_sender: str | None = None) -> IncomingMail:
     )
 
 
-def text_versions(raw: bytes) -> tuple[str, ...]:
-    """The texts a reader may quote of a mail (one of ours, kept in the outbox): its plain text
-    part and its HTML part read as text, those it has; never raises."""
+@dataclass(frozen=True, slots=True)
+class QuotedMail:
+    """What a reply may quote of a mail (one of ours, kept in the outbox): its Subject (cleaned as
+    :attr:`IncomingMail.subject` is) and its texts, the plain part and the HTML part read as text."""
+
+    subject: str
+    texts: tuple[str, ...]
+
+
+def quoted_mail(raw: bytes) -> QuotedMail:
+    """A mail's :class:`QuotedMail`, parsed once; never raises."""
     problems = _Problems()
     msg, deep = _parse(_parsed_prefix(raw, problems))
+    subject = clean_subject(_header_text(_raw_get(msg, "subject") or "", problems))[0]
     if deep:
-        return ()
+        return QuotedMail(subject, ())
     plain, html = _find_text_parts(msg)
     texts = []
     if plain is not None:
         texts.append(_part_text(plain, problems))
     if html is not None:
         texts.append(html_to_text(_part_text(html, problems)))
-    return tuple(texts)
+    return QuotedMail(subject, tuple(texts))
+
+
+def text_versions(raw: bytes) -> tuple[str, ...]:
+    """The texts of :func:`quoted_mail`."""
+    return quoted_mail(raw).texts
 
 
 def _parsed_prefix(raw: bytes, problems: _Problems) -> bytes:
