@@ -207,3 +207,16 @@ def test_the_chart_is_drawn_once_per_language_with_its_words_translated() -> Non
     image = Image.open(BytesIO(portuguese.data))
     assert image.size == (2 * portuguese.width, 2 * portuguese.height)
     assert SummaryParts(winners=(0,), totals=(0,), colours=(), stats=parts.stats).chart(svc, game, "en") is None
+
+
+def test_history_and_digest_tell_the_shooter_you_too(renderer: MailRenderer) -> None:
+    history = sample_contexts("en")["history"][0]  # hand 2: Zoë Ávila (seat 0) shot the moon
+    assert "Zoë Ávila shot the moon" in renderer.render(history).text
+    as_zoe = renderer.render(replace(history, game=replace(history.game, seat=0)))
+    assert "You shot the moon: everyone else scores 26 points." in as_zoe.text
+    assert "You shot the moon" in as_zoe.html and "Zoë Ávila shot the moon" not in as_zoe.text
+    digest = sample_contexts("en")["digest"][0]
+    game = digest.detail.games[0]
+    moon = HandResult(5, (26, 0, 26, 26), (40, 20, 60, 50), Moon(shooter=game.seat))
+    mine = replace(digest, detail=replace(digest.detail, games=(replace(game, hands=(moon,)),)))
+    assert "You shot the moon" in renderer.render(mine).text and "You shot the moon" in renderer.render(mine).html
