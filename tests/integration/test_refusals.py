@@ -15,6 +15,8 @@ from pbem.db.models import Seat, SeatStatus, TableTalk
 from pbem.db.session import transaction
 from pbem.mail.cards_display import card_text
 from pbem.mail.reading.commands import Resign, parse_command
+from pbem.mail.render import MailRenderer
+from pbem.mail.samples import sample_contexts
 from pbem.services.app import Services
 from tests.harness.players import Received, choose
 from tests.integration.mailplay import Mailbox, address, answer, html_of, last_outcome, make_services, new_game, text_of
@@ -144,3 +146,12 @@ def test_the_help_mail_says_resign_asks_for_a_confirmation(svc: Services) -> Non
     _, mails = new_game(svc, people=2, pass_cycle=["hold"])
     (help_mail,) = answer(svc, Mailbox(list(mails)).to(1)[-1], "help")
     assert "“resign confirm”" in text_of(help_mail) and "resign confirm" in html_of(help_mail)
+
+
+@pytest.mark.parametrize("language", ["en", "pt", "ro"])
+def test_the_confirmation_each_language_s_mail_asks_for_is_read_as_one(language: str) -> None:
+    renderer = MailRenderer(Path(__file__).resolve().parents[2] / "templates")
+    text = renderer.render(sample_contexts(language)["resign_asked"][0]).text
+    asked = [line.strip() for line in text.splitlines() if line.startswith("    ") and line.strip()]
+    assert len(asked) == 1, text
+    assert parse_command(asked[0], expected="play") == Resign(confirmed=True), asked[0]
