@@ -10,7 +10,6 @@ share with the dispatcher (answering a player, the reader's details) are here to
 from __future__ import annotations
 
 import dataclasses
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,6 @@ from pbem.mail.reading.message import IncomingMail
 from .app import Services
 from .gamestore import current_state
 from .mailing import QueuedMail, game_context, game_url, queue_mail, recipient_for, seat_name
-from .talk import withdraw_talk
 from .talk import withdraw_talk
 
 

@@ -18,10 +18,6 @@ A reply that is refused (a card that may not be played, a stale reply, a command
 carried out…) changes nothing, its talk included: the talk is taken back (:func:`withdraw_talk`)
 and the refusal quotes it, asking for it again with the corrected reply, so the table reads it once.
 
-A reply that is refused (a card that may not be played, a stale reply, a command that cannot be
-carried out…) changes nothing, its talk included: the talk is taken back (:func:`withdraw_talk`)
-and the refusal quotes it, asking for it again with the corrected reply, so the table reads it once.
-
 Talk is kept only while a game runs (active or paused) and from seats still held by their
 player; a reply of nothing but talk (:class:`~pbem.mail.reading.commands.Say`) is recorded and
 answered with no mail (the others will read it; the speaker knows what they wrote):
@@ -73,17 +69,6 @@ def record_talk(session: Session, game: Game, seat: Seat, mail: IncomingMail, no
     if last_talk(session, game.id) is not None:
         note_last_talk(session, game.id, row.id)
     return row
-
-
-def withdraw_talk(session: Session, game: Game, row: TableTalk) -> tuple[str, ...]:
-    """Take back the talk of a mail that was refused (``requests.SeatRequest.answer``): its lines,
-    for the refusal to quote; () when another seat was already told them (then they stay said)."""
-    if any(s.seat != row.seat and s.talk_seen >= row.id for s in game.seats):
-        return ()
-    lines = tuple(row.text.split("\n"))
-    session.delete(row)
-    session.flush()
-    return lines
 
 
 def withdraw_talk(session: Session, game: Game, row: TableTalk) -> tuple[str, ...]:
