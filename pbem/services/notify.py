@@ -51,7 +51,7 @@ from .mailing import (
     unsubscribe_url,
 )
 from .playahead import ahead_view
-from .summaries import game_summary
+from .summaries import game_summary, hands_taken
 from .talk import take_unseen, take_unseen_for
 from .turns import Turn
 
@@ -116,6 +116,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
     last_tricks = hands_last_tricks(turn.events, state.players)
+    taken = hands_taken(turn.before, turn.events) if scored else {}
     results = hand_results(state)
     played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
     summary = None
@@ -130,7 +131,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
             details += [mc.HandSummary(results[event.hand_no - 1], last_trick=last_tricks.get(event.hand_no),
-                                       played_out=played_out and event is scored[-1])
+                                       played_out=played_out and event is scored[-1],
+                                       taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins)
                         for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))
