@@ -8,6 +8,7 @@ so a test can render them all in every language.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -161,7 +162,9 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
 }
 
 
-def _sample_chart(series: list[tuple[int, ...]], language: str) -> InlineImage:
+@functools.lru_cache(maxsize=8)
+def _sample_chart(series: tuple[tuple[int, ...], ...], language: str) -> InlineImage:
+    """The sample game's chart (drawn once per language: tests ask for the samples again and again)."""
     drawn = score_chart(series, NAMES, target=100, labels=chart_labels(language))
     return InlineImage("scores.42.sample@hearts.example.org", drawn.png, "scores.png", width=drawn.width,
                        height=drawn.height)
@@ -255,7 +258,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             ctx(GameSummary(winners=(1, 3), totals=(31, 30, 101, 30)), over),
             ctx(GameSummary(
                 winners=(0,), totals=over.totals,
-                chart=_sample_chart([tuple(r.totals[k] for r in over.history) for k in range(4)], language),
+                chart=_sample_chart(tuple(tuple(r.totals[k] for r in over.history) for k in range(4)), language),
                 colours=tuple(hex_colour(c) for c in PALETTE[:4]),
                 stats=GameStats(moons=(1, 0, 0, 0), queen=(0, 2, 1, 0), hearts=(4, 21, 14, 0)),
                 replay_url="https://hearts.example.org/game/abc/replay",
