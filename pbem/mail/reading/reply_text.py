@@ -102,8 +102,14 @@ def _cjk_attribution(verb: str) -> str:
     )
 
 
+#: Every label of :func:`_header_block`, case folded and without spaces: a line whose colon
+#: follows none of them starts no header block (:meth:`_AtLineStarts._worth_trying`).
+_HEADER_LABELS: set[str] = set()
+
+
 def _header_block(labels: str) -> str:
     """An Outlook-style block: two or more "Label: value" lines (a value may sit on the next line)."""
+    _HEADER_LABELS.update(label.replace(r"\s?", "").replace(" ", "").casefold() for label in labels.split("|"))
     line = _Q + r"[* ]*+(?:" + labels + r")[ *]*+[:：][ *]*+(?:\n(?=[^\n]))?[^\n]*+(?:\n|\Z)"
     return r"((?:" + line + r"){2,})"
 
@@ -363,12 +369,7 @@ class _AtLineStarts:
         if self.starts is not None and first not in self.starts:
             return False
         if self.colon_near and first != "-":
-            end = text.find("\n", pos)
-            if end >= 0:
-                end = text.find("\n", end + 1)
-            if end < 0:
-                end = len(text)
-            return text.find(":", pos, end) >= 0 or text.find("：", pos, end) >= 0
+            return _header_like(text, pos)
         return True
 
     def _matches(self, text: str):
@@ -397,6 +398,28 @@ class _AtLineStarts:
 
     def search(self, text: str) -> re.Match[str] | None:
         return next(self._matches(text), None)
+
+
+def _header_like(text: str, pos: int) -> bool:
+    """Whether the line at ``pos`` may start a header of ours: it or the next line ends with a
+    colon (attributions, on one line or wrapped), or a known label stands before its colon (a
+    header block's first line). Lines are right-stripped (:func:`normalize`)."""
+    end = text.find("\n", pos)
+    if end < 0:
+        end = len(text)
+    if text.endswith((":", "："), pos, end):
+        return True
+    after = text.find("\n", end + 1) if end < len(text) else -1
+    if end < len(text) and text.endswith((":", "："), end + 1, after if after >= 0 else len(text)):
+        return True
+    colon = text.find(":", pos, end)
+    wide = text.find("：", pos, end)
+    if wide >= 0 and (colon < 0 or wide < colon):
+        colon = wide
+    if colon < 0 or colon - pos > 64:
+        return False
+    label = text[pos:colon].lstrip("> *").rstrip(" *").replace(" ", "").casefold()
+    return label in _HEADER_LABELS
 
 
 @dataclass(frozen=True, slots=True)
