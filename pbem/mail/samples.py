@@ -38,6 +38,7 @@ from .context import (
     MoveRejected,
     NotifyChanged,
     ForcedCardsChanged,
+    PassDone,
     LanguageChanged,
     Play,
     PlayAhead,
@@ -92,6 +93,12 @@ RULES = {
 HISTORY = (
     HandResult(1, (4, 13, 9, 0), (4, 13, 9, 0)),
     HandResult(2, (0, 26, 26, 26), (4, 39, 35, 26), Moon(shooter=0)),
+)
+
+#: The first two tricks of a hand, a single legal card played for seat 1 in each.
+FIRST_TRICKS = (
+    FinishedTrick(1, (Play(0, "2C"), Play(1, "7C"), Play(2, "KC"), Play(3, "5C")), 2, 0),
+    FinishedTrick(2, (Play(2, "3D"), Play(3, "QD"), Play(0, "9D"), Play(1, "6D")), 3, 0),
 )
 
 #: Engine and reader codes with realistic details (every play rejection carries ``legal``).
@@ -232,15 +239,37 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             ctx(YourTurn("moon", moon_total=26), moon),
             ctx(YourTurn("play", autoplayed=("3C",))),
             ctx(YourTurn("play", played_ahead=("9C", "2H")), sample_game(queued=("TH", "AS"))),
+            # The first mail of the game: it begins, the seats, the rules, then the decision.
+            ctx(YourTurn("pass", started=True, rules=RULES), replace(passing, hand_number=1, history=(),
+                                                                    totals=(0, 0, 0, 0), table_talk=())),
+            # Two single legal cards played for the player, the first on trick 1: the exchange and
+            # both tricks are shown.
+            ctx(YourTurn("play", autoplayed=("7C", "6D"), exchange=True, tricks=FIRST_TRICKS),
+                sample_game(hand_number=5, trick_number=3, last_trick=FIRST_TRICKS[-1], trick=(Play(0, "4D"),),
+                            hand=("AS", "KS", "4S", "JH", "TH", "2H", "9C", "3C", "AD", "TD", "8D"),
+                            legal=("TD", "8D", "AD"), hand_points=(0, 0, 0, 0))),
+        ],
+        "pass_done": [
+            ctx(PassDone(), replace(passing, waiting_for=(0, 3), passed=("AS", "QS", "AH"),
+                                    hand=tuple(c for c in passing.hand if c not in ("AS", "QS", "AH")))),
+            ctx(PassDone(), replace(passing, waiting_for=(2,), passed=("AS", "QS", "AH"), pass_direction="scatter",
+                                    hand=tuple(c for c in passing.hand if c not in ("AS", "QS", "AH")))),
         ],
         "trick_done": [
             ctx(TrickDone(), waiting),
+            ctx(TrickDone(tricks=FIRST_TRICKS, exchange=True),
+                sample_game(hand_number=5, trick_number=3, last_trick=FIRST_TRICKS[-1], trick=(), to_move=0, legal=(),
+                            hand=("AS", "KS", "4S", "JH", "TH", "2H", "9C", "3C", "AD", "TD", "8D"),
+                            hand_points=(0, 0, 0, 0))),
             MailContext(recipient=me, detail=TrickDone(), game=sample_game(to_move=2, legal=(), autopilot=True,
                                                                             queued=("KS",)),
                         unsubscribe=Unsubscribe("https://hearts.example.org/unsubscribe/abc",
                                                 "mailto:hearts+42.1.17.abc@hearts.example.org?subject=unsubscribe")),
         ],
-        "card_played": [ctx(CardPlayed(seat=1, card="AS"), waiting)],
+        "card_played": [ctx(CardPlayed(seat=1, card="AS"), waiting),
+                        ctx(CardPlayed(seat=0, card="2C", exchange=True),
+                            sample_game(hand_number=5, trick_number=1, last_trick=None, trick=(Play(0, "2C"),),
+                                        to_move=2, legal=(), hand_points=(0, 0, 0, 0)))],
         "hand_summary": [
             ctx(HandSummary(HISTORY[0], last_trick=FinishedTrick(13, (Play(0, "2H"), Play(1, "KH"), Play(2, "3H"),
                                                                      Play(3, "QS")), 1, 15),
@@ -346,7 +375,12 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             MailContext(recipient=me, detail=InvitationAccepted(42, NAMES[2], True, ("Dana",))),
             MailContext(recipient=me, detail=InvitationAccepted(42, "Dana", False, ())),
         ],
-        "game_started": [ctx(GameStarted(RULES), passing)],
+        # Only to a player with nothing to decide yet (here: a first hand without passing).
+        "game_started": [ctx(GameStarted(RULES), sample_game(hand_number=1, pass_direction="hold", trick=(),
+                                                             last_trick=None, trick_number=1, to_move=0, legal=(),
+                                                             history=(), totals=(0, 0, 0, 0),
+                                                             hand_points=(0, 0, 0, 0), table_talk=(),
+                                                             passed=(), received=()))],
         "bounce_notice": [
             MailContext(recipient=me, detail=BounceNotice(
                 42, "Dana", "dana@example.ro", "550 5.1.1 <dana@example.ro>: user unknown")),
