@@ -39,9 +39,15 @@ from . import cards_display as cd
 from .context import MailContext
 from .i18n import LANGUAGES, SOURCE_LANGUAGE, load_translations, normalise_language
 
-__all__ = ["MailRenderer", "RenderedMail", "tidy_text"]
+__all__ = ["TEXT_WIDTH", "MailRenderer", "RenderedMail", "tidy_text", "wrap_text"]
 
 _HTML_BLANK_LINES = re.compile(r"\n\s*\n+")
+
+#: Columns of a text part's lines, the customary width of mail text: prose is wrapped to fit;
+#: a link or an address wider than that stands alone on its line, unbroken.
+TEXT_WIDTH = 72
+#: A list item's marker ("* ", "- ", "12. "): its continuation lines hang after it.
+_LIST_MARKER = re.compile(r"(?:[-*•] |\d{1,3}[.)] )")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +60,14 @@ class RenderedMail:
     html: str
 
 
-def tidy_text(body: str) -> str:
+def tidy_text(body: str, width: int | None = None) -> str:
     r"""A text part as sent: spaces and tabs at the ends of lines dropped, runs of blank lines
     made one, no blank lines at either end, one final line break.  (What
     ``re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", body)).strip("\n") + "\n"`` gives, in a
-    fifth of its time: those two regexes were a tenth of a mail's rendering.)"""
+    fifth of its time: those two regexes were a tenth of a mail's rendering.)
+
+    With ``width``, lines wider than that are wrapped as `wrap_text` does, in the same pass
+    (a length check per line when nothing is too long)."""
     lines = body.split("\n")
     last = lines.pop()  # no line break after it: its trailing spaces stay, as with the regex
     kept: list[str] = []
@@ -66,13 +75,68 @@ def tidy_text(body: str) -> str:
     for line in lines:
         line = line.rstrip(" \t")
         if line:
-            kept.append(line)
+            if width is not None and len(line) > width:
+                kept.extend(_wrap_line(line, width))
+            else:
+                kept.append(line)
             blank = False
         elif not blank:
             kept.append(line)
             blank = True
-    kept.append(last)
+    if width is not None and len(last) > width:
+        kept.extend(_wrap_line(last, width))
+    else:
+        kept.append(last)
     return "\n".join(kept).strip("\n") + "\n"
+
+
+def wrap_text(body: str, width: int = TEXT_WIDTH) -> str:
+    """``body`` with every line wider than ``width`` broken at spaces to fit.
+
+    A wrapped line keeps its indentation, and the lines it continues on hang under its text:
+    after a list item's marker (``* ``, ``- ``, ``3. ``), or in an indented two-column row
+    (``  word   what it does``) under the second column.  Lines are broken only at plain
+    spaces, so a link, a mail address (the signed reply address) or cards joined by no-break
+    spaces are never split; a word wider than the line stands alone on its own.  Lines that
+    fit, tables and hand rows among them, are left as they are (the ``-- `` signature
+    separator too), so wrapping twice changes nothing.
+    """
+    out: list[str] = []
+    for line in body.split("\n"):
+        if len(line) > width:
+            out.extend(_wrap_line(line, width))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _wrap_line(line: str, width: int) -> list[str]:
+    indent = len(line) - len(line.lstrip(" "))
+    hang = indent
+    marker = _LIST_MARKER.match(line, indent)
+    if marker is not None:
+        hang = marker.end()
+    elif indent:
+        gap = line.find("  ", indent)
+        if gap != -1:
+            column = len(line) - len(line[gap:].lstrip(" "))
+            if column <= width // 2:
+                hang = column
+    words = [word for word in line[hang:].split(" ") if word]
+    if len(words) < 2:
+        return [line]
+    rows: list[list[str]] = [[]]
+    room = width - hang
+    size = -1
+    for word in words:
+        if rows[-1] and size + 1 + len(word) > room:
+            rows.append([word])
+            size = len(word)
+        else:
+            rows[-1].append(word)
+            size += 1 + len(word)
+    pad = " " * hang
+    return [line[:hang] + " ".join(rows[0])] + [pad + " ".join(row) for row in rows[1:]]
 
 
 class _MailContext(Context):
@@ -383,7 +447,7 @@ class MailRenderer:
         subject, from_name, body = (text_out.split("\n", 2) + ["", ""])[:3]
         subject = " ".join(subject.split())
         from_name = " ".join(from_name.split())
-        body = tidy_text(body)
+        body = tidy_text(body, TEXT_WIDTH)
         body = body.replace("\n--\n", "\n-- \n")  # the signature separator keeps its space
         variables["subject"] = subject
         html_out = self.environment(language, True).get_template(f"{kind}.html").render(variables)
