@@ -1,7 +1,7 @@
 """Games for ``pbem bench e2e``: played tables through the services, and ballast in bulk.
 
 *Played* tables are created exactly as ``pbem game new`` does (``create_game`` + ``start_game``:
-the first deal, the ``game_started`` and ``your_turn`` mails in the outbox, queued after the
+the first deal, the first ``your_turn`` mails in the outbox, queued after the
 commit), with four load players each (``<group>-<n>@load.test``), whose notification choice
 is set first (``every_card``: the heavy case).
 

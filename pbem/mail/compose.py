@@ -18,10 +18,13 @@ What every message carries:
   ``[Hearts #42] <game title>`` from the templates, so all mails of a game form one thread;
 - ``Auto-Submitted: auto-generated`` (RFC 3834: auto-responders must not answer it) and
   ``X-Auto-Response-Suppress: All`` (the same for Exchange/Outlook), against mail loops;
-- ``Reply-To``: the seat's signed reply address;
+- ``Reply-To``: the seat's signed reply address (on news mails too: a command such as
+  ``status`` or a ``say`` line may answer any mail, and the decision number in the address
+  keeps a card from being applied twice);
 - for bots and filters: ``X-Hearts-Kind``, ``X-Hearts-Game``, ``X-Hearts-Seat``,
-  ``X-Hearts-Phase``, ``X-Hearts-Hand`` (canonical cards, space separated),
-  ``X-Hearts-Decision`` and ``X-Hearts-Legal`` when it is the recipient's turn.
+  ``X-Hearts-Phase``, ``X-Hearts-Hand`` (canonical cards, space separated);
+  ``X-Hearts-Decision`` and ``X-Hearts-Legal`` on the one mail that asks for a decision
+  (``your_turn``: one decision, one mail) and on no other (`legal_header`).
 
 News mails (a context with ``unsubscribe``) also carry ``List-Unsubscribe`` (the https link
 first, then the mailto) and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058).
@@ -47,11 +50,11 @@ from pathlib import Path
 
 from pbem.resources import templates_dir as find_templates
 
-from .context import InlineImage, MailContext, YourTurn
+from .context import GameContext, InlineImage, MailContext, YourTurn
 from .render import MailRenderer, RenderedMail
 from .samples import sample_contexts
 
-__all__ = ["ComposedMail", "MailComposer", "bench", "canonical_cards"]
+__all__ = ["ComposedMail", "MailComposer", "bench", "canonical_cards", "legal_header"]
 
 CRLF = "\r\n"
 #: Encoded-words are at most 75 characters: ``=?utf-8?b?`` + base64 + ``?=``; 45 bytes of
@@ -80,6 +83,16 @@ def canonical_cards(cards: Sequence[str]) -> str:
     """Cards for machine headers: canonical strings, deck order (clubs first, 2 low)."""
     ordered = sorted(cards, key=lambda c: (_CANONICAL_SUIT_ORDER[c[1]], _CANONICAL_RANK_ORDER[c[0]]))
     return " ".join(ordered)
+
+
+def legal_header(detail: YourTurn, game: GameContext) -> str:
+    """``X-Hearts-Legal`` of a decision mail: what a reply may name.  To play: the legal cards;
+    to pass: the hand (any ``pass_count`` of them); a moon choice: ``old new``."""
+    if detail.decision == "pass":
+        return canonical_cards(game.hand)
+    if detail.decision == "moon":
+        return "old new"
+    return canonical_cards(game.legal)
 
 
 def _check_header_value(value: str) -> str:
@@ -314,10 +327,9 @@ class MailComposer:
                 f"X-Hearts-Phase: {game.phase}",
                 f"X-Hearts-Hand: {canonical_cards(game.hand)}",
             ]
-            if isinstance(context.detail, YourTurn):
+            if isinstance(context.detail, YourTurn):  # one decision, one mail: only this one
                 lines.append(f"X-Hearts-Decision: {context.detail.decision}")
-            if game.legal and game.my_turn:
-                lines.append(f"X-Hearts-Legal: {canonical_cards(game.legal)}")
+                lines.append(f"X-Hearts-Legal: {legal_header(context.detail, game)}")
         unsubscribe = context.unsubscribe
         if unsubscribe is not None:
             targets = [f"<{_check_header_value(unsubscribe.url)}>"]

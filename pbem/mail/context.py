@@ -44,6 +44,7 @@ __all__ = [
     "MoveHistory",
     "MoveRejected",
     "NotifyChanged",
+    "PassDone",
     "ForcedCardsChanged",
     "LanguageChanged",
     "Play",
@@ -220,6 +221,9 @@ class GameContext:
     #: player plays for them for the rest of this hand.
     queued: tuple[str, ...] = ()
     autopilot: bool = False
+    #: The recipient's last reply had no new text and its move was read from its Subject: what was
+    #: read there, said once (README, "Playing by mail"; set by ``pbem.services.mailing.queue_mail``).
+    read_from_subject: str = ""
 
     @property
     def players(self) -> int:
@@ -247,32 +251,65 @@ class GameContext:
 
 @dataclass(frozen=True, slots=True)
 class YourTurn:
-    """The recipient must decide: pass cards, play a card or choose how a moon scores."""
+    """The recipient must decide: pass cards, play a card or choose how a moon scores.
+
+    The one mail of a decision (README, "Playing by mail"): only it carries ``X-Hearts-Decision``
+    and ``X-Hearts-Legal``.  The first one of a game (``started``) also says that the game has
+    begun, who sits where and its ``rules``: there is no separate mail for that.
+    """
 
     KIND: ClassVar[str] = "your_turn"
     decision: Decision
     #: The moon total M of this hand, for the ``moon`` decision ("everyone else scores M").
     moon_total: int = 26
-    #: Cards the recipient played automatically since their last mail (a single legal card).
+    #: Cards of this hand played for the recipient since their last turn mail because each was
+    #: their only legal card, in the order played.
     autoplayed: tuple[str, ...] = ()
     #: Cards played for the recipient as they asked (their queue or the autopilot), in order.
     played_ahead: tuple[str, ...] = ()
+    #: The game begins with this mail: the seats and ``rules`` are shown before the decision.
+    started: bool = False
+    rules: Mapping[str, object] = field(default_factory=dict)
+    #: Show what the recipient passed and received this hand (``game.passed``, ``game.received``):
+    #: they have not been shown it yet.
+    exchange: bool = False
+    #: Finished tricks of this hand the recipient has not seen: those completed since the last
+    #: move, and those holding a card played for them (else ``game.last_trick`` is shown).
+    tricks: tuple[FinishedTrick, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", _frozen_mapping(self.rules))
 
 
 @dataclass(frozen=True, slots=True)
 class TrickDone:
-    """A trick was completed (``game.last_trick``); the default news mail."""
+    """A trick was completed (``game.last_trick``); the default news mail.
+
+    ``tricks``: every trick of this hand completed since the last move (several when cards were
+    played automatically; the templates add ``game.last_trick`` if it is not among them);
+    ``exchange`` as in `YourTurn`."""
 
     KIND: ClassVar[str] = "trick_done"
+    tricks: tuple[FinishedTrick, ...] = ()
+    exchange: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class CardPlayed:
-    """A card was played (for players who asked for every card)."""
+    """A card was played (for players who asked for every card); ``exchange`` as in `YourTurn`."""
 
     KIND: ClassVar[str] = "card_played"
     seat: int
     card: str
+    exchange: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PassDone:
+    """The recipient passed (``game.passed``) and others have not yet (``game.waiting_for``):
+    a news mail at once, so a pass never goes unanswered until the last seat has passed."""
+
+    KIND: ClassVar[str] = "pass_done"
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +505,8 @@ class InvitationAccepted:
 
 @dataclass(frozen=True, slots=True)
 class GameStarted:
-    """Every seat is taken: the game begins (the first decision mail follows)."""
+    """Every seat is taken: the game begins.  Only to a player with nothing to decide yet (the
+    others learn it in their first `YourTurn`, ``started``); a news mail."""
 
     KIND: ClassVar[str] = "game_started"
     rules: Mapping[str, object] = field(default_factory=dict)
@@ -776,6 +814,7 @@ MailDetail = (
     YourTurn
     | TrickDone
     | CardPlayed
+    | PassDone
     | HandSummary
     | GameSummary
     | MoveRejected
@@ -807,6 +846,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
             YourTurn,
             TrickDone,
             CardPlayed,
+            PassDone,
             HandSummary,
             GameSummary,
             MoveRejected,
@@ -834,7 +874,7 @@ KINDS: Mapping[str, type] = MappingProxyType(
 
 #: Kinds that need a `GameContext`.
 GAME_KINDS = frozenset(
-    {"your_turn", "trick_done", "card_played", "hand_summary", "game_summary", "status",
+    {"your_turn", "trick_done", "card_played", "pass_done", "hand_summary", "game_summary", "status",
      "game_started", "play_ahead", "history"}
 ) | TIME_GAME_KINDS
 

@@ -2,8 +2,9 @@
 
 A game is created with its rules and its seats (people by address, or bots). ``start_game`` deals
 the first hand (from an explicit deck when one is given, else from the seed or system randomness),
-lets the bots and the automation move, and mails every person: the game has started, and what they
-must decide now.
+lets the bots and the automation move, and mails every person their first decision, which also says
+that the game has started (one decision, one mail); a person with nothing to decide yet gets a
+``game_started`` mail instead.
 """
 
 from __future__ import annotations
@@ -97,18 +98,9 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
         if (game.absence_policy == "bot" and player is not None and player.vacation_until is not None
                 and player.vacation_until > now):
             seat_row.stand_in = STAND_IN_VACATION  # the vacation's end gives the seat back (absence)
-    # Dealt before the "game started" mails, so they show each player's cards and the phase.
     apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
-    rows = []
-    for seat_row in turn.seats:
-        if has_person(seat_row):
-            ctx = mc.MailContext(recipient=recipient_for(seat_row.player, svc),
-                                 detail=mc.GameStarted(rules=game.rules),
-                                 game=game_context(svc, game, turn.seats, turn.state, seat_row.seat))
-            row = queue_mail(session, svc, ctx, player=seat_row.player, game=game, now=now, inbound_id=inbound_id)
-            if row is not None:
-                rows.append(row)
-    return rows + settle(session, svc, turn)
+    turn.started = True  # each person's first decision mail says the game has begun (notify.with_game_started)
+    return settle(session, svc, turn)
 
 
 def settle(session: Session, svc: Services, turn: Turn,

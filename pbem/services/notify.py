@@ -36,7 +36,23 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Notify, OutboundMessage, Seat, SeatStatus
-from pbem.engine import MOON, OVER, PASS, PLAY, CardPlayed, GameOver, GameState, HandScored, TrickWon
+from pbem.engine import (
+    MOON,
+    OVER,
+    PASS,
+    PLAY,
+    CardPlayed,
+    CardsPassed,
+    GameOver,
+    GameState,
+    HandDealt,
+    HandScored,
+    PassesExchanged,
+    TrickWon,
+    card_points,
+    trick_winner,
+)
+from pbem.engine.cards import CARD_NAMES
 from pbem.mail import context as mc
 
 from .app import Services
@@ -53,7 +69,7 @@ from .mailing import (
 from .playahead import ahead_view
 from .summaries import game_summary, hands_taken
 from .talk import take_unseen, take_unseen_for
-from .turns import Turn
+from .turns import Turn, hand_tricks, is_computer
 
 #: The levels, from the most mail to the least.
 LEVELS: tuple[str, ...] = ("every_card", "turn_and_trick", "digest", "turn_only")
@@ -61,7 +77,7 @@ DEFAULT_LEVEL = Notify.TURN_AND_TRICK.value
 #: What the one-click unsubscribe switches to: the mails a seat cannot play without.
 MINIMUM_LEVEL = "turn_only"
 #: Mails that only tell news (a player can do without them): they carry List-Unsubscribe.
-NEWS_KINDS = frozenset({"trick_done", "card_played", "hand_summary"})
+NEWS_KINDS = frozenset({"trick_done", "card_played", "hand_summary", "pass_done"})
 
 
 def has_person(seat: Seat) -> bool:
@@ -113,6 +129,10 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     over = next((e for e in turn.events if isinstance(e, GameOver)), None)
     tricks = [e for e in turn.events if isinstance(e, TrickWon)]
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
+    this_hand = current_hand_events(turn.events)
+    hand_tricks_now = tuple(finished_trick(e, state.players) for e in this_hand if isinstance(e, TrickWon))
+    exchanged = any(isinstance(e, PassesExchanged) for e in this_hand)
+    passed = {e.seat for e in this_hand if isinstance(e, CardsPassed)}
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
     last_tricks = hands_last_tricks(turn.events, state.players)
@@ -120,6 +140,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     results = hand_results(state)
     played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
     summary = None
+    logged: list[mc.FinishedTrick] | None = None  # this hand's tricks from the move log, read once if needed
     if over is not None:
         summary = game_summary(session, svc, turn.game, state, over)
     for seat_row in turn.seats:
@@ -127,6 +148,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
             continue
         seat = seat_row.seat
         remember_played_for(seat_row, turn.autoplayed.get(seat, ()), turn.played_ahead.get(seat, ()))
+        if exchanged:
+            remember_exchange(seat_row, state.hand_no)
         level = notify_level(seat_row)
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
@@ -139,15 +162,28 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         if state.phase != OVER:
             if seat in after and (seat not in before or seat in turn.movers or turn.dealt):
                 moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
-                forced, ahead = take_played_for(seat_row)
+                forced, ahead = take_played_for(seat_row, state.hand_no)
+                shown: tuple[mc.FinishedTrick, ...] = ()
+                if state.phase == PLAY:
+                    mine = forced + ahead
+                    seen = {p.card for t in holding(hand_tricks_now, mine, seat) for p in t.plays}
+                    if logged is None and any(card not in seen for card in mine):
+                        logged = logged_tricks(session, turn)  # a card played for them in an earlier move
+                    shown = tricks_to_show(hand_tricks_now, logged or [], mine, seat)
                 details.append(mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total,
-                                           autoplayed=forced, played_ahead=ahead))
-            elif tricks and not scored and level == "every_card":
-                details.append(mc.TrickDone())  # the finished trick, who took it, and what follows
+                                           autoplayed=forced, played_ahead=ahead, tricks=shown,
+                                           exchange=state.phase == PLAY and take_exchange(seat_row, state.hand_no)))
+            elif tricks and not scored and level in ("every_card", "turn_and_trick"):
+                # The finished trick(s), who took them, and what follows.
+                details.append(mc.TrickDone(tricks=hand_tricks_now, exchange=take_exchange(seat_row, state.hand_no)))
             elif plays and level == "every_card" and not scored:
-                details.append(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card))
-            elif tricks and not scored and level == "turn_and_trick":
-                details.append(mc.TrickDone())
+                details.append(mc.CardPlayed(seat=plays[-1].seat, card=plays[-1].card,
+                                             exchange=take_exchange(seat_row, state.hand_no)))
+            elif (seat in passed and seat in turn.movers and seat not in after and state.phase == PASS
+                  and level in ("every_card", "turn_and_trick") and not is_computer(seat_row)):
+                details.append(mc.PassDone())  # the pass is noted; the others have not all passed
+        if turn.started:
+            details = with_game_started(details, turn.game)
         if details:
             outgoing.append((seat_row, details))
     talk = take_unseen_for(session, turn.game.id, [seat_row for seat_row, _ in outgoing])
@@ -158,6 +194,27 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     return rows
 
 
+def with_game_started(details: list[Any], game: Game) -> list[Any]:
+    """The mails of the turn that starts ``game``, for one person: their first decision mail says
+    that the game has begun (one decision, one mail); with nothing to decide yet, a
+    ``game_started`` mail comes first."""
+    for k, detail in enumerate(details):
+        if isinstance(detail, mc.YourTurn):
+            return [*details[:k], dataclasses.replace(detail, started=True, rules=game.rules), *details[k + 1:]]
+    return [mc.GameStarted(rules=game.rules), *details]
+
+
+def current_hand_events(events: list[Any]) -> list[Any]:
+    """The events of the hand being played now: those after the last hand dealt or scored."""
+    last = max((k for k, e in enumerate(events) if isinstance(e, (HandDealt, HandScored))), default=-1)
+    return events[last + 1:]
+
+
+def finished_trick(event: TrickWon, players: int) -> mc.FinishedTrick:
+    plays = tuple(mc.Play((event.leader + k) % players, card) for k, card in enumerate(event.cards))
+    return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points)
+
+
 def hands_last_tricks(events: list[Any], players: int) -> dict[int, mc.FinishedTrick]:
     """The last trick of each hand scored among ``events``, by hand number."""
     out: dict[int, mc.FinishedTrick] = {}
@@ -166,28 +223,84 @@ def hands_last_tricks(events: list[Any], players: int) -> dict[int, mc.FinishedT
         if isinstance(event, TrickWon):
             last = event
         elif isinstance(event, HandScored) and last is not None:
-            plays = tuple(mc.Play((last.leader + k) % players, card) for k, card in enumerate(last.cards))
-            out[event.hand_no] = mc.FinishedTrick(number=last.trick_no, plays=plays, winner=last.winner,
-                                                  points=last.points)
+            out[event.hand_no] = finished_trick(last, players)
+    return out
+
+
+def holding(tricks: tuple[mc.FinishedTrick, ...] | list[mc.FinishedTrick], cards: tuple[str, ...],
+            seat: int) -> list[mc.FinishedTrick]:
+    """The tricks among ``tricks`` where ``seat`` played one of ``cards``."""
+    return [t for t in tricks if any(p.seat == seat and p.card in cards for p in t.plays)]
+
+
+def tricks_to_show(now: tuple[mc.FinishedTrick, ...], logged: list[mc.FinishedTrick], cards: tuple[str, ...],
+                   seat: int) -> tuple[mc.FinishedTrick, ...]:
+    """What a turn mail shows of this hand's finished tricks (README, "Playing by mail"): every
+    trick completed since the last move, and each trick holding a card played for the seat (a
+    single legal card, a queued card), so that none of them goes unseen (the templates add
+    ``game.last_trick`` when it is not among them)."""
+    chosen = {t.number: t for t in now}
+    for trick in holding(logged, cards, seat):
+        chosen.setdefault(trick.number, trick)
+    return tuple(chosen[n] for n in sorted(chosen))
+
+
+def logged_tricks(session: Session, turn: Turn) -> list[mc.FinishedTrick]:
+    """The finished tricks of the hand being played, from the move log."""
+    state = turn.state
+    n = state.players
+    out = []
+    for number, (leader, indices) in enumerate(hand_tricks(session, turn.game, state), start=1):
+        cards = [CARD_NAMES[i] for i in indices]
+        out.append(mc.FinishedTrick(number=number, plays=tuple(mc.Play((leader + k) % n, c) for k, c in enumerate(cards)),
+                                    winner=trick_winner(cards, leader, n), points=card_points(state.rules, cards)))
     return out
 
 
 def remember_played_for(seat: Seat, forced: Any, ahead: Any) -> None:
     """Keep the cards just played for the seat's player (a single legal card, a queued card, the
-    autopilot) until their next "your turn" mail, which lists them."""
+    autopilot), as (hand number, card), until their next "your turn" mail, which lists those of
+    its own hand (the end of a finished hand is its hand summary's)."""
     if not forced and not ahead:
         return
     kept = dict(seat.played_for or {})
-    kept["forced"] = list(kept.get("forced", [])) + list(forced)
-    kept["ahead"] = list(kept.get("ahead", [])) + list(ahead)
+    kept["forced"] = list(kept.get("forced", [])) + [list(entry) for entry in forced]
+    kept["ahead"] = list(kept.get("ahead", [])) + [list(entry) for entry in ahead]
     seat.played_for = kept
 
 
-def take_played_for(seat: Seat) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The cards played for the player since they were last asked, now told (and forgotten)."""
+def take_played_for(seat: Seat, hand_no: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The cards of hand ``hand_no`` played for the player since they were last asked, now told;
+    everything played for them is forgotten (the exchange still to show is kept)."""
     kept = seat.played_for or {}
-    seat.played_for = None
-    return tuple(kept.get("forced", ())), tuple(kept.get("ahead", ()))
+
+    def of_hand(entries: Any) -> tuple[str, ...]:  # (hand, card) pairs; a bare card is of this hand
+        return tuple(e if isinstance(e, str) else e[1] for e in entries
+                     if isinstance(e, str) or int(e[0]) == hand_no)
+
+    forced, ahead = of_hand(kept.get("forced", ())), of_hand(kept.get("ahead", ()))
+    exchange = kept.get("exchange")
+    seat.played_for = {"exchange": exchange} if exchange is not None else None
+    return forced, ahead
+
+
+def remember_exchange(seat: Seat, hand_no: int) -> None:
+    """Every seat has passed in hand ``hand_no``: the player's next mail about the table shows
+    what they passed and received, whenever that mail comes (a card played for them on the
+    first trick, or a digest level, may put it off)."""
+    seat.played_for = {**(seat.played_for or {}), "exchange": hand_no}
+
+
+def take_exchange(seat: Seat, hand_no: int) -> bool:
+    """Whether this mail shows the exchange of hand ``hand_no`` (the player has not seen it): then
+    it is forgotten."""
+    kept = seat.played_for or {}
+    if "exchange" not in kept:
+        return False
+    shown = kept["exchange"] == hand_no
+    rest = {k: v for k, v in kept.items() if k != "exchange"}
+    seat.played_for = rest or None
+    return shown
 
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,

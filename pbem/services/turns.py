@@ -70,16 +70,19 @@ class Turn:
     events: list[Event] = field(default_factory=list)
     #: Seats that made a decision in this turn (themselves, a bot, or automatically).
     movers: set[int] = field(default_factory=set)
-    #: Cards played automatically for people because they were their only legal card, by seat
-    #: (the next turn mail tells them so).
-    autoplayed: dict[int, list[str]] = field(default_factory=dict)
+    #: Cards played automatically for people because they were their only legal card, by seat,
+    #: as (hand number, card): the next turn mail of the same hand tells them so.
+    autoplayed: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     #: Cards played for people, by seat, when the rest of the hand could not change any score and a
     #: player had a choice (not "only legal card": the mails must not say so).
     played_out: dict[int, list[str]] = field(default_factory=dict)
     #: Whether a new hand was dealt in this turn (every decision after it is a new one).
     dealt: bool = False
-    #: Cards played for people as they asked (their queue, or the autopilot), by seat (README, "Playing ahead").
-    played_ahead: dict[int, list[str]] = field(default_factory=dict)
+    #: Cards played for people as they asked (their queue, or the autopilot), by seat (README,
+    #: "Playing ahead"), as (hand number, card).
+    played_ahead: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    #: The game begins in this turn (``games.start_game``): the first mail of each person says so.
+    started: bool = False
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -216,18 +219,21 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             legal = state.legal_cards()
             apply_move(session, turn, PlayCard(seat, legal[0]))
             # Only a card that was the seat's only legal one is told as such in its next turn mail.
-            (turn.autoplayed if len(legal) == 1 else turn.played_out).setdefault(seat, []).append(legal[0])
+            if len(legal) == 1:
+                turn.autoplayed.setdefault(seat, []).append((state.hand_no, legal[0]))
+            else:
+                turn.played_out.setdefault(seat, []).append(legal[0])
             continue
         ahead = card_ahead(session, turn, seat, default_bot)
         if ahead is not None:
             apply_move(session, turn, PlayCard(seat, ahead))
-            turn.played_ahead.setdefault(seat, []).append(ahead)
+            turn.played_ahead.setdefault(seat, []).append((state.hand_no, ahead))
             continue
         card = state.only_legal_card() if autoplay_single.get(seat, True) else None
         if card is None:
             return
         apply_move(session, turn, PlayCard(seat, card))
-        turn.autoplayed.setdefault(seat, []).append(card)
+        turn.autoplayed.setdefault(seat, []).append((state.hand_no, card))
     if turn.state.phase != OVER:
         game.continue_at = turn.now
         session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(game)

@@ -45,8 +45,8 @@ def test_beat_queues_the_tick_that_sends_each_due_reminder_once(pg_migrated_url,
     with pipeline:
         pipeline.cli("game", "new", *(arg for a in PEOPLE for arg in ("--player", a)), "--bots", "2",
                      "--seed", "beat", "--deadline", "72", "--reminder", "24")
-        wait_for(lambda: all(kinds()[("game_started", a)] == 1 for a in PEOPLE), timeout=30,
-                 message="the game-started mails")
+        wait_for(lambda: all(kinds()[("your_turn", a)] == 1 for a in PEOPLE), timeout=30,
+                 message="the first decision mails, which say the game began")
         # Beat ticks while nothing is due: no reminder yet.
         first = ticks_done()
         wait_for(lambda: ticks_done() >= first + 2, timeout=30, message="two ticks from beat")

@@ -272,7 +272,6 @@ def test_a_game_across_thirty_days_with_deadlines_a_vacation_a_stand_in_and_a_su
     got = {(kind, to): n for (kind, to), n in kinds.items() if kind in story}
     assert got == {
         **{("invitation", a): 1 for a in P},
-        **{("game_started", a): 1 for a in P},
         ("reminder", P[3]): 2, ("stand_in", P[3]): 1, ("seat_back", P[3]): 1,
         ("vacation", P[1]): 2, **{("player_away", a): 2 for a in (P[0], P[2], P[3])},
         ("reminder", P[2]): 1,

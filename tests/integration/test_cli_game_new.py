@@ -122,8 +122,10 @@ def test_preset_options_and_bots_make_the_table(env: dict[str, str], svc: Servic
         # No passing in hand 1 ("hold"): the play began, so every person was told and someone waits.
         state = rebuild_state(session, game)
         assert state.phase == "play" and state.pass_direction == "hold"
-        kinds = sorted(session.scalars(select(OutboundMessage.kind).where(OutboundMessage.game_id == game_id)))
-        assert kinds.count("game_started") == 2
+        sent = session.execute(select(OutboundMessage.recipient, OutboundMessage.kind)
+                               .where(OutboundMessage.game_id == game_id).order_by(OutboundMessage.id)).all()
+        first = {recipient: kind for recipient, kind in reversed(sent)}  # each person's first mail
+        assert len(first) == 2 and set(first.values()) <= {"game_started", "your_turn"}
 
     # Three players (--option players=3): a 51-card deck (2D out) is the first deal.
     three = Rules.make("standard", players=3)

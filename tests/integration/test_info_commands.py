@@ -96,7 +96,7 @@ def test_an_information_command_is_answered_and_changes_nothing(svc: Services, b
     before, other_before = fingerprint(svc, game_id), fingerprint(svc, other_id)
 
     # From the seat whose turn it is (to its turn mail) and from one that waits (to its first mail).
-    for seat, mail in ((asked, turn), (idle, box.latest(idle, "game_started"))):
+    for seat, mail in ((asked, turn), (idle, box.latest(idle))):
         sent = outbox_size(svc)
         answers = answer(svc, mail, body)
         outcome = last_outcome(svc)

@@ -87,7 +87,7 @@ def test_a_card_sent_in_reply_to_a_card_played_mail_is_played(svc: Services) -> 
     game_id, mails = new_game(svc, pass_cycle=["hold"])
     box = Mailbox(list(mails))
     for seat in range(4):  # everyone asks for a mail for every card
-        box.add(answer(svc, box.latest(seat, "game_started"), "notify every card"))
+        box.add(answer(svc, box.latest(seat), "notify every card"))
         assert last_outcome(svc)["code"] == "NOTIFY_SET"
     news, turn = news_then_turn(svc, box, [m for m in mails if m.kind == "your_turn"], "card_played",
                                 random.Random(8))

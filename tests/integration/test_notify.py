@@ -71,12 +71,12 @@ def unsubscribe_targets(mail: OutboundMessage) -> tuple[str, str]:
 def test_each_level_gets_its_mails_and_turn_mails_always_come(svc: Services) -> None:
     game_id, mails = new_game(svc, people=3, pass_cycle=["hold"], target=30)
     box = Mailbox(list(mails))
-    box.add(answer(svc, box.latest(1, "game_started"), "notify every card"))
+    box.add(answer(svc, box.latest(1), "notify every card"))
     assert last_outcome(svc)["code"] == "NOTIFY_SET"
     assert "You get a mail for every card played." in text_of(box.latest(1))
-    box.add(answer(svc, box.latest(2, "game_started"), "notificări doar rândul meu"))
+    box.add(answer(svc, box.latest(2), "notificări doar rândul meu"))
     assert seat_notify(svc, game_id, 1) == "every_card" and seat_notify(svc, game_id, 2) == "turn_only"
-    box.add(answer(svc, box.latest(2, "game_started"), "notify whenever you like"))
+    box.add(answer(svc, box.latest(2), "notify whenever you like"))
     assert last_outcome(svc)["code"] == "NOTIFY_CHOICE"
 
     start = len(box.mails)
@@ -170,7 +170,7 @@ def test_the_web_front_takes_its_clock_as_every_other_process_does(db_url: str, 
 def test_daily_digest_tells_what_happened_once_a_day(svc: Services) -> None:
     game_id, mails = new_game(svc, people=2, pass_cycle=["hold"])
     box = Mailbox(list(mails))
-    box.add(answer(svc, box.latest(0, "game_started"), "notify digest"))
+    box.add(answer(svc, box.latest(0), "notify digest"))
     pending = [m for m in mails if m.kind == "your_turn"]
     start = len(box.mails)
     play(svc, box, pending, random.Random(6), 20)

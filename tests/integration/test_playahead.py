@@ -112,7 +112,9 @@ def test_autopilot_plays_the_rest_of_the_hand_then_hands_back(svc: Services) -> 
     row = seat_row(svc, game_id, 0)
     assert row["autopilot_hand"] == 1 and row["decisions"] >= decisions + 12
     turn = next(m for m in answers if m.kind == "your_turn")
-    assert "Played for you, as you asked" in text_of(turn)
+    # Hand 1's cards belong with its summary, not with hand 2's first turn mail.
+    assert "Played for you, as you asked" not in text_of(turn)
+    assert kinds.index("hand_summary") < kinds.index("your_turn")
     assert "Autopilot is on" not in text_of(turn)  # hand 2 is the player's again
     assert "played your cards to the end of the hand" in text_of(answers[-1])
     # The next card is the player's own choice again.

@@ -90,7 +90,7 @@ def play_until_over(svc: Services, mails: list[OutboundMessage], rng: random.Ran
 
 def test_a_whole_game_by_mail_through_the_services(svc: Services) -> None:
     game_id, mails = new_game(svc, target=40)
-    assert Counter(m.kind for m in mails) == {"game_started": 4, "your_turn": 4}
+    assert Counter(m.kind for m in mails) == {"your_turn": 4}  # the first decision mail says the game began
     kinds = play_until_over(svc, mails, random.Random(5))
     with transaction(svc.session_factory) as session:
         game = load_game(session, game_id, lock=False)
@@ -207,8 +207,8 @@ def test_autoplay_off_asks_even_for_a_single_legal_card(svc: Services) -> None:
         game = load_game(session, game_id, lock=False)
         assert game.snapshot["trick"] == ["2C"]  # played for its holder
         leader = game.snapshot["leader"]
-    # The leader turns autoplay off by replying to any mail of the game (here: its game_started mail).
-    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[leader])
+    # The leader turns autoplay off by replying to any mail of the game (here: its first mail).
+    started = next(m for m in mails if m.recipient == PLAYERS[leader])
     received = Received.parse(started.raw)
     answers = deliver(svc, reply_bytes(received, sender=PLAYERS[leader], body="autoplay off"), PLAYERS[leader],
                       received.reply_to)
@@ -224,10 +224,10 @@ def test_autoplay_off_asks_even_for_a_single_legal_card(svc: Services) -> None:
 
 def test_resign_hands_the_seat_to_a_bot_and_tells_everyone(svc: Services) -> None:
     game_id, mails = new_game(svc)
-    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[2])
+    started = next(m for m in mails if m.recipient == PLAYERS[2])
     received = Received.parse(started.raw)
-    assert received.hand and len(received.hand) == 13  # the game-started mail shows the dealt hand
-    answers = deliver(svc, reply_bytes(received, sender=PLAYERS[2], body="resign"), PLAYERS[2], received.reply_to)
+    assert received.hand and len(received.hand) == 13  # the first mail shows the dealt hand
+    answers = deliver(svc, reply_bytes(received, sender=PLAYERS[2], body="resign confirm"), PLAYERS[2], received.reply_to)
     notices = [(m.kind, m.recipient) for m in answers if m.kind == "seat_replaced"]
     assert sorted(r for _, r in notices) == sorted(PLAYERS)
     with transaction(svc.session_factory) as session:
@@ -239,7 +239,7 @@ def test_resign_hands_the_seat_to_a_bot_and_tells_everyone(svc: Services) -> Non
 
 def test_language_command_switches_a_players_mails(svc: Services) -> None:
     game_id, mails = new_game(svc)
-    started = next(m for m in mails if m.kind == "game_started" and m.recipient == PLAYERS[1])
+    started = next(m for m in mails if m.recipient == PLAYERS[1])
     received = Received.parse(started.raw)
     answers = deliver(svc, reply_bytes(received, sender=PLAYERS[1], body="idioma português"), PLAYERS[1],
                       received.reply_to)

@@ -80,7 +80,7 @@ def test_say_with_a_card_reaches_each_other_player_once(svc: Services) -> None:
 def test_a_reply_of_only_talk_is_recorded_without_an_answer(svc: Services) -> None:
     game_id, mails = new_game(svc, people=2, pass_cycle=["hold"])
     box = Mailbox(list(mails))
-    started = box.latest(1, "game_started")
+    started = box.latest(1)
     assert answer(svc, started, "say hello from seat 1\nsay and a second line") == []
     assert last_outcome(svc)["code"] == "TALK_RECORDED"
     assert talk_rows(svc) == [(1, "hello from seat 1\nand a second line")]
@@ -112,18 +112,18 @@ def abort(svc: Services, game_id: int) -> list[OutboundMessage]:
 def test_any_mail_about_the_game_carries_the_unseen_talk_and_talk_before_an_abort_is_told(svc: Services) -> None:
     game_id, mails = new_game(svc, people=3, pass_cycle=["hold"])
     box = Mailbox(list(mails))
-    assert answer(svc, box.latest(1, "game_started"), "say see you all") == []
+    assert answer(svc, box.latest(1), "say see you all") == []
     # A status is a mail about the game: it carries the line, once; the speaker's own does not.
-    status = box.add(answer(svc, box.latest(2, "game_started"), "status"))
+    status = box.add(answer(svc, box.latest(2), "status"))
     assert [m.kind for m in status] == ["status"]
     assert "Table talk:" in text_of(status[0]) and "see you all" in text_of(status[0])
     assert "see you all" in html_of(status[0])
-    again = box.add(answer(svc, box.latest(2, "game_started"), "status"))
+    again = box.add(answer(svc, box.latest(2), "status"))
     assert "see you all" not in text_of(again[0]) and "Table talk:" not in text_of(again[0])
-    own = box.add(answer(svc, box.latest(1, "game_started"), "status"))
+    own = box.add(answer(svc, box.latest(1), "status"))
     assert "see you all" not in text_of(own[0])
     # Said just before the game is called off: the abort mail is the next mail, and it tells it.
-    assert answer(svc, box.latest(2, "game_started"), "say sorry, I must go") == []
+    assert answer(svc, box.latest(2), "say sorry, I must go") == []
     aborted = {m.recipient: text_of(m) for m in box.add(abort(svc, game_id))}
     assert sorted(aborted) == [address(0), address(1), address(2)]
     assert "see you all" in aborted[address(0)] and "sorry, I must go" in aborted[address(0)]
@@ -141,7 +141,7 @@ def test_a_reminder_carries_the_talk_the_awaited_player_has_not_heard(svc: Servi
     turn = next(m for m in mails if m.kind == "your_turn")
     awaited = Received.parse(turn.raw).seat
     other = 1 - awaited
-    assert answer(svc, box.latest(other, "game_started"), "say your move, friend") == []
+    assert answer(svc, box.latest(other), "say your move, friend") == []
     svc.clock.advance(hours=49)  # 24 hours before the 72-hour deadline
     reminders = box.add(outbox(svc, tick(svc)))
     assert [(m.kind, m.recipient) for m in reminders] == [("reminder", address(awaited))]

@@ -123,17 +123,29 @@ def test_every_kind_composes_and_parses(composer, language) -> None:
             assert _normalise(plain) == rendered.text
 
 
-def test_legal_header_only_on_the_recipients_turn(composer) -> None:
+def test_only_the_decision_mail_carries_the_decision_headers(composer) -> None:
+    """One decision, one mail (README, "Playing by mail"): X-Hearts-Decision and X-Hearts-Legal are
+    on every ``your_turn`` (a pass and a moon choice too) and on no other mail, not even one shown
+    on the recipient's turn (``status``, a reminder, a trick done before the turn mail)."""
     me = Recipient("João", "joao@example.pt")
-    waiting = sample_game(to_move=2, legal=())
-    message = _parse(composer.compose("trick_done", MailContext(me, TrickDone(), waiting)))
-    assert message["X-Hearts-Legal"] is None and message["X-Hearts-Decision"] is None
     mine = sample_game()
-    message = _parse(composer.compose("status", MailContext(me, Status(), mine)))
-    assert message["X-Hearts-Legal"] == "4S KS AS"
-    passing = sample_game(phase="pass", to_move=None, legal=(), waiting_for=(1,), trick=())
+    for kind, detail in (("trick_done", TrickDone()), ("status", Status())):
+        message = _parse(composer.compose(kind, MailContext(me, detail, mine)))
+        assert message["X-Hearts-Legal"] is None and message["X-Hearts-Decision"] is None, kind
+    message = _parse(composer.compose("your_turn", MailContext(me, YourTurn("play"), mine)))
+    assert (message["X-Hearts-Decision"], message["X-Hearts-Legal"]) == ("play", "4S KS AS")
+    passing = sample_game(phase="pass", to_move=None, legal=(), waiting_for=(1,), trick=(),
+                          hand=("AS", "TC", "2D", "QH"))
     message = _parse(composer.compose("your_turn", MailContext(me, YourTurn("pass"), passing)))
-    assert message["X-Hearts-Decision"] == "pass" and message["X-Hearts-Legal"] is None
+    assert (message["X-Hearts-Decision"], message["X-Hearts-Legal"]) == ("pass", "TC 2D QH AS")
+    moon = sample_game(phase="moon", to_move=None, legal=(), waiting_for=(1,), trick=())
+    message = _parse(composer.compose("your_turn", MailContext(me, YourTurn("moon"), moon)))
+    assert (message["X-Hearts-Decision"], message["X-Hearts-Legal"]) == ("moon", "old new")
+    for kind, contexts in sample_contexts("en").items():
+        for context in contexts:
+            message = _parse(composer.compose(kind, context))
+            assert (message["X-Hearts-Decision"] is not None) == (kind == "your_turn"), kind
+            assert (message["X-Hearts-Legal"] is not None) == (kind == "your_turn"), kind
 
 
 def test_message_ids_are_unique(composer) -> None:
