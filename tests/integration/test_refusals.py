@@ -19,7 +19,8 @@ from pbem.mail.render import MailRenderer
 from pbem.mail.samples import sample_contexts
 from pbem.services.app import Services
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, address, answer, html_of, last_outcome, make_services, new_game, text_of
+from tests.integration.mailplay import Mailbox, address, answer, html_of, last_outcome, make_services, new_game
+from tests.integration.mailplay import text_of as raw_text
 
 DECK = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
 
@@ -34,6 +35,11 @@ def svc(db_url: str, tmp_path: Path) -> Services:
 def turn_mail(mails, seat: int | None = None):
     """The decision mail (``your_turn``) of ``seat`` (of whoever is asked, when None)."""
     return next(m for m in mails if m.kind == "your_turn" and (seat is None or m.recipient == address(seat)))
+
+
+def text_of(mail) -> str:
+    """The text part with its lines joined (the text is wrapped to 72 columns)."""
+    return " ".join(raw_text(mail).split())
 
 
 def talk_rows(svc: Services) -> list[tuple[int, str]]:
@@ -54,14 +60,14 @@ def test_a_refused_pass_names_every_card_not_held(svc: Services) -> None:
     assert refusal.kind == "move_rejected" and outcome["code"] == "CARD_NOT_IN_HAND"
     text, html = text_of(refusal), html_of(refusal)
     assert "You do not hold these 2 cards:" in text  # plural, and both named
+    sentence = text.split("You do not hold", 1)[1].split(".", 1)[0]
     for card in missing:
-        assert card_text(card) in text.split("You do not hold", 1)[1].split("\n", 1)[0]
+        assert card_text(card) in sentence
         assert card[0] in html
-    assert card_text(hand[0]) not in text.split("You do not hold", 1)[1].split("\n", 1)[0]
+    assert card_text(hand[0]) not in sentence
     # One card not held is still one card.
     (single,) = answer(svc, turn, f"pass: {hand[0]} {hand[1]} {missing[0]}")
-    line = next(line for line in text_of(single).splitlines() if "You do not hold" in line)
-    assert line == f"You do not hold {card_text(missing[0])}."
+    assert f"You do not hold {card_text(missing[0])}." in text_of(single)
 
 
 # -- the talk of a refused reply ------------------------------------------------------------------------
@@ -134,7 +140,7 @@ def test_resign_says_what_it_means_and_only_the_confirmation_resigns(svc: Servic
     assert seat_status(svc, 1) == str(SeatStatus.JOINED)  # nothing changed
     text = text_of(asked[0])
     assert "cannot be undone" in text and "a computer player takes your seat" in text
-    assert "    resign confirm" in text.splitlines()  # the reply to write, alone on its line
+    assert "    resign confirm" in raw_text(asked[0]).splitlines()  # the reply to write, alone on its line
     # The confirmation, as a reply to that mail, resigns.
     done = box.add(answer(svc, asked[0], "resign confirm"))
     assert last_outcome(svc)["code"] == "RESIGNED"
