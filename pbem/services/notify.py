@@ -20,11 +20,21 @@ once (a digest must never leave a player unaware that they must act), and every 
    - ``your_turn`` when the seat must decide something new: it was not waiting for that seat before
      the turn, or the seat decided in the turn (a new decision follows), or a new hand was dealt;
    - otherwise ``card_played`` (``every_card``) when a card was played, or ``trick_done``
-     (``turn_and_trick``) when a trick was completed and no hand summary already told it.
+     (``every_card``, ``turn_and_trick``) when a trick was completed and no hand summary already
+     told it; or ``pass_done`` (the same two levels) to a player who passed while others have not.
+
+One decision, one mail (README, "Playing by mail"): ``your_turn`` is the only mail that asks for a
+decision (and carries ``X-Hearts-Decision``/``X-Hearts-Legal``); in the turn that starts a game it
+also says the game began (``with_game_started``), so there is no separate mail for that.  What a
+player has not yet been shown is kept on the seat (``seats.played_for``) until a mail shows it:
+cards played for them (by hand, and told only in the same hand: a finished hand's end is its
+summary's) and the exchange of the passes (told in their first mail about the table after it).
+A turn or trick mail shows every trick of the hand completed in the turn, and a turn mail each
+trick holding a card played for the player.
 
 One mail per seat and turn keeps the heavy case (every card) at one mail per player per move.
-News mails (``trick_done``, ``card_played``, ``hand_summary``) carry ``List-Unsubscribe``; the
-last mail a seat gets in a turn carries the table talk it has not seen yet.
+News mails (``trick_done``, ``card_played``, ``hand_summary``, ``pass_done``) carry
+``List-Unsubscribe``; the last mail a seat gets in a turn carries the table talk it has not seen yet.
 """
 
 from __future__ import annotations
