@@ -4,6 +4,7 @@ mail and page of the game, distinct at the table and never a human player's name
 
 from __future__ import annotations
 
+import re
 from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default
@@ -77,7 +78,8 @@ def test_the_label_says_computer_and_strength_in_english_and_translated() -> Non
 def text_of(row: OutboundMessage) -> str:
     message = message_from_bytes(row.raw, policy=default)
     assert isinstance(message, EmailMessage)
-    return message.get_body(preferencelist=("plain",)).get_content()
+    text = message.get_body(preferencelist=("plain",)).get_content()
+    return re.sub(r" *\r?\n *", " ", text)  # a label may be wrapped with its sentence
 
 
 @pytest.mark.parametrize(
