@@ -370,6 +370,16 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                     rules=RULES, bots=2, confirm=True,
                 ),
             ),
+            # "bots: 3": the creator against the computer, nobody else to invite.
+            MailContext(
+                recipient=Recipient(name="zoe", address="zoe@example.com", language=language),
+                detail=Invitation(
+                    game_id=43, inviter_name=NAMES[0], inviter_address="zoe@example.com",
+                    players=(),
+                    reply_address="invite+8.abcdefghijklmnop@hearts.example.org",
+                    rules=RULES, bots=3, confirm=True,
+                ),
+            ),
         ],
         "invitation_accepted": [
             MailContext(recipient=me, detail=InvitationAccepted(42, NAMES[2], True, ("Dana",))),
