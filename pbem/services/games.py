@@ -87,8 +87,10 @@ def create_game(session: Session, svc: Services, *, rules: Rules, seats: Sequenc
 
 
 def start_game(session: Session, svc: Services, game: Game, *, first_deck: Sequence[str] | None = None,
-               inbound_id: int | None = None) -> list[OutboundMessage]:
-    """Deal the first hand and tell everyone; the game becomes active."""
+               inbound_id: int | None = None,
+               answering: tuple[int, tuple[str, ...] | None] | None = None) -> list[OutboundMessage]:
+    """Deal the first hand and tell everyone; the game becomes active.  ``answering``: (player id,
+    thread) when the game starts on that player's request, whose mails then thread with it."""
     now = svc.clock.now()
     state = GameState.new(Rules.from_dict(game.rules))
     game.status = GameStatus.ACTIVE
@@ -100,6 +102,8 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
             seat_row.stand_in = STAND_IN_VACATION  # the vacation's end gives the seat back (absence)
     apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
     turn.started = True  # each person's first decision mail says the game has begun (notify.with_game_started)
+    if answering is not None and answering[1]:
+        turn.answering[answering[0]] = answering[1]
     return settle(session, svc, turn)
 
 

@@ -514,7 +514,8 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         invitations[0].status = InvitationStatus.ACCEPTED
         mails += _send_invitations(session, svc, game, invitations[1:], creator, now, row.id)
         if all(s.status != SeatStatus.INVITED for s in game.seats):
-            mails += start_game(session, svc, game, inbound_id=row.id)
+            mails += start_game(session, svc, game, inbound_id=row.id,
+                                answering=(creator.id, answer_thread(mail, game)))
         else:  # the creator is told the invitations went out, and to whom
             still = tuple(inv.address for inv in invitations[1:])
             mails += reply(session, svc, creator, mc.InvitationAccepted(

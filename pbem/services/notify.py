@@ -200,7 +200,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     table = table_view(turn.game, turn.seats, state) if outgoing else None  # the same for every seat
     for seat_row, details in outgoing:
         rows += send_to_seat(session, svc, turn.game, turn.seats, state, seat_row, details,
-                             inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat], table=table)
+                             inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat], table=table,
+                             thread=turn.answering.get(seat_row.player_id or -1))
     return rows
 
 
@@ -262,8 +263,9 @@ def logged_tricks(session: Session, turn: Turn) -> list[mc.FinishedTrick]:
     out = []
     for number, (leader, indices) in enumerate(hand_tricks(session, turn.game, state), start=1):
         cards = [CARD_NAMES[i] for i in indices]
-        out.append(mc.FinishedTrick(number=number, plays=tuple(mc.Play((leader + k) % n, c) for k, c in enumerate(cards)),
-                                    winner=trick_winner(cards, leader, n), points=card_points(state.rules, cards)))
+        plays = tuple(mc.Play((leader + k) % n, c) for k, c in enumerate(cards))
+        out.append(mc.FinishedTrick(number=number, plays=plays, winner=trick_winner(cards, leader, n),
+                                    points=card_points(state.rules, cards)))
     return out
 
 
@@ -315,10 +317,11 @@ def take_exchange(seat: Seat, hand_no: int) -> bool:
 
 def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState, seat: Seat,
                  details: list[Any], *, inbound_id: int | None, now: datetime,
-                 talk: tuple[mc.TalkLine, ...] | None = None, table: TableView | None = None) -> list[OutboundMessage]:
+                 talk: tuple[mc.TalkLine, ...] | None = None, table: TableView | None = None,
+                 thread: tuple[str, ...] | None = None) -> list[OutboundMessage]:
     """Queue ``details`` (in order) to the seat's player; the last mail carries the unseen talk
     (``talk`` when the caller took it already, for several seats at once; ``table``: the
-    ``table_view`` of ``state``, likewise)."""
+    ``table_view`` of ``state``, likewise; ``thread``: the request they answer, if any)."""
     plain = seat_context(svc, game, seats, state, seat, table=table)
     if talk is None:
         talk = take_unseen(session, game.id, seat)
@@ -328,7 +331,8 @@ def send_to_seat(session: Session, svc: Services, game: Game, seats: list[Seat],
     for k, detail in enumerate(details):
         ctx = mc.MailContext(recipient=recipient, detail=detail, game=talking if k == len(details) - 1 else plain,
                              unsubscribe=unsubscribe_for(svc, game, seat) if detail.KIND in NEWS_KINDS else None)
-        row = queue_mail(session, svc, ctx, player=seat.player, game=game, now=now, inbound_id=inbound_id)
+        row = queue_mail(session, svc, ctx, player=seat.player, game=game, now=now, inbound_id=inbound_id,
+                         thread=thread)
         if row is not None:
             rows.append(row)
     return rows

@@ -83,6 +83,9 @@ class Turn:
     played_ahead: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     #: The game begins in this turn (``games.start_game``): the first mail of each person says so.
     started: bool = False
+    #: Mails to these players answer a request of theirs (a ``new@`` mail): player id -> the
+    #: References chain that threads them with it (``mailing.answer_thread``).
+    answering: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]

@@ -342,6 +342,34 @@ def test_the_answer_to_a_new_game_request_threads_with_the_request(svc: Services
     assert all(parsed(m)["In-Reply-To"] is None for m in refused)
 
 
+def test_a_verified_players_game_against_the_computer_starts_in_the_requests_thread(svc: Services) -> None:
+    new_game(svc, people=1, seed="verified-1")  # p0 took a seat: a verified address
+    request_id = "<against-the-computer@players.test>"
+    answers = deliver(svc, _new_game_request(address(0), request_id, "new game\nbots: 3"), address(0),
+                      f"new@{DOMAIN}")
+    assert [(m.kind, m.recipient) for m in answers] == [("your_turn", address(0))]
+    msg = parsed(answers[0])
+    assert msg["In-Reply-To"] == request_id and "<hearts-" in str(msg["References"])
+    assert "the game begins" in text_of(answers[0]) and is_decision(answers[0])
+
+
+def test_a_player_with_nothing_to_decide_at_the_start_is_told_once_without_a_decision(svc: Services) -> None:
+    """No passing in hand 1: the 2♣ is played for its holder and one player is asked; the others
+    get the start of the game in a news mail of its own, with their hand and no decision."""
+    game_id, mails = new_game(svc, people=4, seed="hold-start-2", pass_cycle=["hold"])
+    for seat in range(4):
+        theirs = [m for m in mails if m.recipient == address(seat)]
+        begins = [m for m in theirs if "the game begins" in text_of(m)]
+        assert len(begins) == 1, [m.kind for m in theirs]
+        first = begins[0]
+        if first.kind == "game_started":
+            assert not is_decision(first) and parsed(first)["X-Hearts-Hand"]
+            assert "follows" not in text_of(first) and "You will get a mail when it is your turn." in text_of(first)
+        else:
+            assert first.kind == "your_turn" and is_decision(first)
+    assert sum(m.kind == "your_turn" for m in mails) == 1
+
+
 def test_a_card_sent_to_a_news_mail_after_the_decision_is_not_applied_twice(svc: Services) -> None:
     """News mails keep the seat's reply address (for ``status``, ``say``…); its decision number
     makes a second answer to the same decision stale."""
