@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pbem.mail.i18n import load_translations, normalise_language
@@ -134,7 +135,7 @@ def _translations(language: str) -> gettext.NullTranslations:
 
 def localized(value: T, language: str | None) -> T:
     """``value`` with every :class:`BotName` in it, at any depth of dataclasses, tuples, lists and
-    dicts, replaced by its label in ``language``; what holds none is returned as it is (the very
+    mappings, replaced by its label in ``language``; what holds none is returned as it is (the very
     object).  Run on every mail: plain values are passed over by their type, without a call."""
     lang = normalise_language(language or "")
     if lang == "en":
@@ -167,7 +168,7 @@ def _walk(value: Any, translations: gettext.NullTranslations) -> Any:
                     items = list(value)
                 items[k] = new
         return value if items is None else kind(items)
-    if kind is dict:
+    if kind is dict or kind is MappingProxyType:  # the contexts freeze their mappings in proxies
         pairs = None
         for key, item in value.items():
             if type(item) in _PLAIN:
@@ -177,7 +178,9 @@ def _walk(value: Any, translations: gettext.NullTranslations) -> Any:
                 if pairs is None:
                     pairs = dict(value)
                 pairs[key] = new
-        return value if pairs is None else pairs
+        if pairs is None:
+            return value
+        return pairs if kind is dict else MappingProxyType(pairs)
     names = _FIELDS.get(kind, ())
     if names == ():
         names = _fields_of(kind)

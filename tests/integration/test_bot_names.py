@@ -17,6 +17,7 @@ from pbem.config import Settings
 from pbem.db.models import OutboundMessage
 from pbem.db.session import transaction
 from pbem.engine import Rules
+from pbem.mail.context import MailContext, Recipient, RequestRejected
 from pbem.mail.links import game_link
 from pbem.services import bot_names
 from pbem.services.app import Services
@@ -73,6 +74,11 @@ def test_the_label_says_computer_and_strength_in_english_and_translated() -> Non
     assert [x.partition(" ")[2] for x in pt] == ["(computador, fácil)", "(computador, médio)", "(computador, forte)"]
     assert [x.partition(" ")[2] for x in ro] == ["(calculator, ușor)", "(calculator, mediu)", "(calculator, puternic)"]
     assert bot_names.localized(tuple(labels), "en") == tuple(labels)
+    # Anywhere in a mail's context: a refusal's details too (frozen in a mapping proxy).
+    refusal = MailContext(Recipient("Ana", "ana@x.org", "ro"), RequestRejected("NOT_WAITING", {"name": labels[2]}))
+    seen = bot_names.localized(refusal, "ro")
+    assert seen.detail.details["name"] == ro[2] and type(seen.detail.details["name"]) is str
+    assert seen.recipient is refusal.recipient
 
 
 def text_of(row: OutboundMessage) -> str:
