@@ -80,16 +80,29 @@ def subject_command(mail: IncomingMail, *, expected: str | None, pass_count: int
     return command, text
 
 
+def _storable(text: str) -> bool:
+    """Whether ``text`` can be a SQL parameter: no lone surrogates (an undecodable byte read
+    with ``surrogateescape``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def answered_raw(svc: Services, mail: IncomingMail, recipient: str) -> bytes:
     """The bytes of our mail that ``mail`` (sent to ``recipient``) answers; b"" when none is found.
 
     Only mails sent to the replying address are candidates (a reply quotes what its sender got),
     which also keeps the look-up on the outbox's (recipient, created_at) index."""
     sender = mail.from_address
-    if not sender:
+    if not sender or not _storable(sender):
         return b""
     wanted = [mail.in_reply_to] if mail.in_reply_to else []
     wanted += [ref for ref in reversed(mail.references[-MAX_REFERENCES:]) if ref not in wanted]
+    # Our Message-IDs are ASCII; a reference with surrogate-escaped bytes (an undecodable header)
+    # can name none of them, and no database driver takes it as a parameter.
+    wanted = [ref for ref in wanted if ref.isascii()]
     table = OutboundMessage.__table__
     with svc.session_factory() as session:
         if wanted:
