@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +31,7 @@ from pbem.mail.links import game_link, unsubscribe_link
 from . import bot_names
 from .app import Services
 from .gamestore import current_state
+from .reading import READ_FROM_SUBJECT
 from .talk import with_unseen_talk
 
 ERROR_KINDS = ("move_rejected", "request_rejected")
@@ -277,6 +278,10 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
     if ctx.game is not None and game is not None and player is not None and not ctx.game.table_talk:
         ctx = with_unseen_talk(session, game, player, ctx)  # any mail about the game carries the unseen talk
     ctx = bot_names.localized(ctx, ctx.recipient.language)  # computer players' labels in the reader's words
+    read_from_subject = session.info.get(READ_FROM_SUBJECT)
+    if read_from_subject and player is not None and ctx.game is not None and player.id in read_from_subject:
+        # The move of this player's mail was read from its Subject: the first mail to them says so.
+        ctx = replace(ctx, game=replace(ctx.game, read_from_subject=read_from_subject.pop(player.id)))
     composed = svc.composer.compose(
         ctx.kind,
         ctx,
