@@ -9,10 +9,10 @@ black ``<span>`` in the HTML part while translators see it once.
 
 Template layout (``templates/email/``): ``<kind>.txt`` and ``<kind>.html`` per kind of mail,
 extending ``_layout.txt`` / ``_layout.html``.  Every template sees the shared macros as globals:
-``p`` (``_phrases.jinja``), ``t`` (``_time.jinja``) and ``m`` (``_macros.txt`` or
-``_macros.html``, by format); an ``{% import .. as p %}`` of its own still works.  The text
-layout's first line is the Subject and its second the sender's display name, so subjects are
-translated like everything else.
+``p`` (``_phrases.jinja``), ``t`` (``_time.jinja``), ``m`` (``_macros.txt`` or
+``_macros.html``, by format) and ``pre`` (``_preheader.jinja``, the inbox preview line); an
+``{% import .. as p %}`` of its own still works.  The text layout's first line is the Subject
+and its second the sender's display name, so subjects are translated like everything else.
 """
 
 from __future__ import annotations
@@ -321,9 +321,10 @@ def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[st
 
 
 #: The shared macros every template sees, by the name it calls them by, in loading order:
-#: ``p`` the sentences, ``t`` the times and deadlines, ``m`` the hands, tables and scores.
+#: ``p`` the sentences, ``t`` the times and deadlines, ``m`` the hands, tables and scores, ``pre``
+#: the inbox preview line of each kind (the text part's first line, the HTML part's preheader).
 _MACRO_MODULES: tuple[tuple[str, str], ...] = (
-    ("p", "_phrases.jinja"), ("t", "_time.jinja"), ("m", "_macros.{suffix}"))
+    ("p", "_phrases.jinja"), ("t", "_time.jinja"), ("m", "_macros.{suffix}"), ("pre", "_preheader.jinja"))
 
 #: Macros whose output depends only on their arguments (they are imported without context, so
 #: they see nothing but their arguments and the environment's language and format) and that

@@ -136,7 +136,8 @@ def _fallback_marker(renderer, language) -> str:
     code itself (a refusal code is for the operator, never shown to a player raw)."""
     text = _render_code(renderer, language, "NO_SUCH_CODE_XYZ", {}, RequestRejected).text
     assert "NO_SUCH_CODE_XYZ" not in text
-    return [line for line in text.splitlines() if line.strip()][1].strip()  # the line after the greeting
+    # The line after the greeting (itself after the inbox preview line, _preheader.jinja).
+    return [line for line in text.splitlines() if line.strip()][2].strip()
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
