@@ -191,7 +191,7 @@ def sample_game(**changes: object) -> GameContext:
         totals=(4, 39, 35, 26),
         hand_points=(0, 2, 1, 0),
         reply_address="hearts+42.1.17.abcdefghijklmnop@hearts.example.org",
-        game_url="https://hearts.example.org/g/42/1?sig=abc",
+        game_url="https://hearts.example.org/game/WzQyLDFd.KcM7k73yjIV7O-Q-gJ5o9IGaJRU",  # as links.game_link signs it
         pass_count=3,
         trick=(Play(3, "8S"), Play(0, "QS")),
         trick_number=6,
@@ -290,7 +290,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 chart=_sample_chart(tuple(tuple(r.totals[k] for r in over.history) for k in range(4)), language),
                 colours=tuple(hex_colour(c) for c in PALETTE[:4]),
                 stats=GameStats(moons=(1, 0, 0, 0), queen=(0, 2, 1, 0), hearts=(4, 21, 14, 0)),
-                replay_url="https://hearts.example.org/game/abc/replay",
+                replay_url="https://hearts.example.org/game/WzQyLDBd.ZB4Ylq8PDKu9DQzGmNCkA2pWm3E/replay",
             ), over),
         ],
         "move_rejected": [
