@@ -208,6 +208,13 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
                                       locale=locale))
         return format_list([cd.card_text(c) for c in ordered], style=style, locale=locale)
 
+    def card_row(values: Iterable[str], sort: bool = True) -> str:
+        """Cards as plain symbols separated by spaces, in both formats ("4♥ 7♥"): for one-line
+        texts such as the inbox preview, which no client colours.  Sorted as in a hand unless
+        ``sort`` is false (a queue keeps its order).  (A filter rather than
+        ``map("card")|join(" ")``, which was most of the preview line's time.)"""
+        return " ".join([cd.card_text(c) for c in (cd.sort_cards(values) if sort else values)])
+
     def ranks(group: Sequence[str]) -> str:
         """One suit's ranks as a hand row shows them."""
         if html:
@@ -270,6 +277,7 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
     return {
         "card": card,
         "cards": cards,
+        "card_row": card_row,
         "names": names,
         "suits": cd.group_by_suit,
         "suit_symbol": suit_symbol,
