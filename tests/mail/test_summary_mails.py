@@ -81,7 +81,8 @@ def test_the_shooter_is_addressed_in_every_language(renderer: MailRenderer, lang
     base = hand_summary(language)
     result = HandResult(2, (26, 0, 26, 26), (30, 13, 35, 26), Moon(shooter=1))
     mail = renderer.render(replace(base, detail=replace(base.detail, result=result)))
-    assert "João Brandão" not in mail.text.split("\n\n", 2)[1]  # after the greeting: no third person
+    # After the inbox preview line and the greeting: no third person.
+    assert "João Brandão" not in mail.text.split("\n\n", 3)[2]
     assert {"pt": "Você fez a lua", "ro": "Ați luat luna"}[language] in mail.text
 
 
