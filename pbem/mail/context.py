@@ -318,8 +318,12 @@ class HandSummary:
 
     KIND: ClassVar[str] = "hand_summary"
     result: HandResult
-    #: The hand's last trick (the mail's game view already shows the next hand).
+    #: The hand's last trick, for a caller that knows only that one (shown if not in ``tricks``).
     last_trick: FinishedTrick | None = None
+    #: The hand's tricks completed in the turn that ended it, in order, the last one included
+    #: (the mail's game view already shows the next hand): all of them when the end of the hand
+    #: was played for the players (forced cards, the autopilot, queued cards), else the last.
+    tricks: tuple[FinishedTrick, ...] = ()
     #: The rest of the hand was played out for the players: no card left could change a score.
     played_out: bool = False
     #: What each seat took that the rules score, by seat (empty: not known).

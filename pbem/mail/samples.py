@@ -101,6 +101,13 @@ FIRST_TRICKS = (
     FinishedTrick(2, (Play(2, "3D"), Play(3, "QD"), Play(0, "9D"), Play(1, "6D")), 3, 0),
 )
 
+#: The last tricks of hand 2 (seat 0 shot the moon), played out: no card left could change a score.
+PLAYED_OUT_TRICKS = (
+    FinishedTrick(11, (Play(0, "AC"), Play(1, "4C"), Play(2, "8D"), Play(3, "6S")), 0, 0),
+    FinishedTrick(12, (Play(0, "KC"), Play(1, "9C"), Play(2, "5D"), Play(3, "7S")), 0, 0),
+    FinishedTrick(13, (Play(0, "AS"), Play(1, "3S"), Play(2, "TD"), Play(3, "2D")), 0, 0),
+)
+
 #: Engine and reader codes with realistic details (every play rejection carries ``legal``).
 MOVE_REJECTIONS: dict[str, dict[str, object]] = {
     "WRONG_PHASE": {"phase": "pass", "expected": "pass"},
@@ -276,7 +283,8 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                                                                      Play(3, "QS")), 1, 15),
                             taken=(Taken(0, hearts=4), Taken(1, cards=("QS",)), Taken(2, hearts=9), Taken(3))),
                 waiting),
-            ctx(HandSummary(HISTORY[1], played_out=True,
+            # The end of the hand played out for the players: each of its tricks, one line each.
+            ctx(HandSummary(HISTORY[1], played_out=True, tricks=PLAYED_OUT_TRICKS,
                             taken=(Taken(0, 13, ("QS",)), Taken(1), Taken(2), Taken(3, cards=("JD",)))), waiting),
             ctx(HandSummary(HandResult(3, (-26, 0, 0, 0), (-22, 39, 35, 26),
                                        Moon(shooter=0, scoring="new"))), waiting),

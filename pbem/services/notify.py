@@ -145,7 +145,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     passed = {e.seat for e in this_hand if isinstance(e, CardsPassed)}
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
-    last_tricks = hands_last_tricks(turn.events, state.players)
+    scored_tricks = hands_tricks(turn.events, state.players)
     taken = hands_taken(turn.before, turn.events) if scored else {}
     results = hand_results(state)
     played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
@@ -163,7 +163,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         level = notify_level(seat_row)
         details: list[Any] = []
         if level in ("every_card", "turn_and_trick"):
-            details += [mc.HandSummary(results[event.hand_no - 1], last_trick=last_tricks.get(event.hand_no),
+            details += [mc.HandSummary(results[event.hand_no - 1], tricks=scored_tricks.get(event.hand_no, ()),
                                        played_out=played_out and event is scored[-1],
                                        taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins)
                         for event in scored]
@@ -226,15 +226,21 @@ def finished_trick(event: TrickWon, players: int) -> mc.FinishedTrick:
     return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points)
 
 
-def hands_last_tricks(events: list[Any], players: int) -> dict[int, mc.FinishedTrick]:
-    """The last trick of each hand scored among ``events``, by hand number."""
-    out: dict[int, mc.FinishedTrick] = {}
-    last = None
+def hands_tricks(events: list[Any], players: int) -> dict[int, tuple[mc.FinishedTrick, ...]]:
+    """The tricks of each hand scored among ``events`` that were completed in them, in order, by
+    hand number: what a hand summary shows (README, "Playing by mail"), so that the tricks
+    played out for the players at the end of a hand are seen, not only its last trick."""
+    out: dict[int, tuple[mc.FinishedTrick, ...]] = {}
+    hand: list[mc.FinishedTrick] = []
     for event in events:
         if isinstance(event, TrickWon):
-            last = event
-        elif isinstance(event, HandScored) and last is not None:
-            out[event.hand_no] = finished_trick(last, players)
+            hand.append(finished_trick(event, players))
+        elif isinstance(event, HandDealt):
+            hand = []
+        elif isinstance(event, HandScored):
+            if hand:
+                out[event.hand_no] = tuple(hand)
+            hand = []
     return out
 
 
