@@ -330,7 +330,7 @@ def _make_gettext(translations: gettext.NullTranslations, html: bool) -> dict[st
 
 #: The shared macros every template sees, by the name it calls them by, in loading order:
 #: ``p`` the sentences, ``t`` the times and deadlines, ``m`` the hands, tables and scores, ``pre``
-#: the inbox preview line of each kind (the text part's first line, the HTML part's preheader).
+#: the inbox preview line of each kind (the text part's first line; the HTML preheader repeats it).
 _MACRO_MODULES: tuple[tuple[str, str], ...] = (
     ("p", "_phrases.jinja"), ("t", "_time.jinja"), ("m", "_macros.{suffix}"), ("pre", "_preheader.jinja"))
 
@@ -459,6 +459,9 @@ class MailRenderer:
         body = tidy_text(body, TEXT_WIDTH)
         body = body.replace("\n--\n", "\n-- \n")  # the signature separator keeps its space
         variables["subject"] = subject
+        # The inbox preview line (_preheader.jinja) opens the text body: the HTML preheader
+        # reuses it rather than rendering the macro again.
+        variables["preview"] = " ".join(body.split("\n\n", 1)[0].split())
         html_out = self.environment(language, True).get_template(f"{kind}.html").render(variables)
         html_out = _HTML_BLANK_LINES.sub("\n", html_out).strip() + "\n"
         return RenderedMail(subject=subject, from_name=from_name, text=body, html=html_out)
