@@ -6,6 +6,8 @@ process, on the test's database (SQLite or PostgreSQL); the clock is a ``ManualC
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from email import message_from_bytes
 from email.message import EmailMessage
@@ -97,6 +99,12 @@ def parsed(mail: OutboundMessage) -> EmailMessage:
 
 def text_of(mail: OutboundMessage) -> str:
     return parsed(mail).get_body(("plain",)).get_content()
+
+
+def prose_of(mail: OutboundMessage) -> str:
+    """The text part with its lines joined: text parts are wrapped at 72 columns, so a sentence
+    a test looks for may go on on the next line."""
+    return re.sub(r"[ \t]*\r?\n[ \t]*", " ", text_of(mail))
 
 
 def html_of(mail: OutboundMessage) -> str:

@@ -7,6 +7,8 @@ here are shared by ``test_absence.py`` and ``test_creator.py``.
 
 from __future__ import annotations
 
+import re
+
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -143,7 +145,9 @@ def last_outcome(svc: Services) -> dict:
 
 
 def text_of(mail: OutboundMessage) -> str:
-    return message_from_bytes(mail.raw, policy=default).get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    """The text part with its lines joined (it is wrapped at 72 columns: a sentence may go on)."""
+    text = message_from_bytes(mail.raw, policy=default).get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    return re.sub(r"[ \t]*\r?\n[ \t]*", " ", text)
 
 
 def start(svc: Services, timing: Timing = Timing(), *, people: int = 4, creator: int | None = 0,

@@ -16,7 +16,7 @@ from pbem.engine import GameState
 from pbem.services.app import Services
 from pbem.services.gamestore import current_state, load_game
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, address, answer, last_outcome, make_services, new_game, text_of
+from tests.integration.mailplay import Mailbox, address, answer, last_outcome, make_services, new_game, prose_of, text_of
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_queued_cards_play_in_order_when_legal_and_wait_otherwise(svc: Services)
                         assert sender == address(0), "a queued card was played out of order"
         state, _ = apply(state, move)
     assert from_queue >= 2 and waited >= 1, (from_queue, waited)
-    asked = [text_of(m) for m in box.to(0, "your_turn") if Received.parse(m.raw).decision == "play"]
+    asked = [prose_of(m) for m in box.to(0, "your_turn") if Received.parse(m.raw).decision == "play"]
     assert any("waits in the queue" in text and "Queued:" in text for text in asked)
     assert any("Played for you, as you asked" in text for text in asked)
 
@@ -113,10 +113,10 @@ def test_autopilot_plays_the_rest_of_the_hand_then_hands_back(svc: Services) -> 
     assert row["autopilot_hand"] == 1 and row["decisions"] >= decisions + 12
     turn = next(m for m in answers if m.kind == "your_turn")
     # Hand 1's cards belong with its summary, not with hand 2's first turn mail.
-    assert "Played for you, as you asked" not in text_of(turn)
+    assert "Played for you, as you asked" not in prose_of(turn)
     assert kinds.index("hand_summary") < kinds.index("your_turn")
-    assert "Autopilot is on" not in text_of(turn)  # hand 2 is the player's again
-    assert "played your cards to the end of the hand" in text_of(answers[-1])
+    assert "Autopilot is on" not in prose_of(turn)  # hand 2 is the player's again
+    assert "played your cards to the end of the hand" in prose_of(answers[-1])
     # The next card is the player's own choice again.
     received = Received.parse(turn.raw)
     box.add(answer(svc, turn, received.legal[0]))
@@ -150,7 +150,7 @@ def test_queue_keeps_only_held_cards_plays_at_once_and_clears(svc: Services) -> 
     assert len(log_of(svc, game_id)) == moves
     confirmation = answers[-1]
     assert confirmation.kind == "play_ahead"
-    text = text_of(confirmation)
+    text = prose_of(confirmation)
     assert "Left out, because you do not hold them" in text and "waits in the queue" in text
 
     # Queued legal card first: it is played at once, and the bots go on.
@@ -163,4 +163,4 @@ def test_queue_keeps_only_held_cards_plays_at_once_and_clears(svc: Services) -> 
     box.add(answer(svc, box.latest(0), "queue clear"))
     assert last_outcome(svc)["code"] == "QUEUE_CLEARED"
     assert seat_row(svc, game_id, 0)["queued"] is None
-    assert "Your queue is empty" in text_of(box.latest(0))
+    assert "Your queue is empty" in prose_of(box.latest(0))
