@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -201,6 +202,6 @@ def test_the_installed_command_migrates_a_fresh_database_and_starts_a_game(insta
             # Rendered from the installed templates with the installed Portuguese catalog.
             texts = [message_from_bytes(m.raw, policy=default).get_body(("plain",)).get_content() for m in mails]
             # (after the inbox preview line, templates/email/_preheader.jinja)
-            assert all(text.split("\n\n", 1)[1].startswith("Olá Ana,") for text in texts), texts[0][:200]
+            assert all(re.split(r"\r?\n\r?\n", text, maxsplit=1)[1].startswith("Olá Ana,") for text in texts), texts[0][:200]
     finally:
         engine.dispose()
