@@ -130,8 +130,9 @@ class World:
         self.settle()
 
     def move(self, address: str) -> None:
-        """``address`` answers the decision the game waits for, from their latest mail."""
-        message = self.latest(address)
+        """``address`` answers the decision the game waits for, from the mail that asked for it (the
+        only one carrying ``X-Hearts-Decision``: reminders and news mails do not)."""
+        message = [m for m in self.mails(address) if m.parsed()["X-Hearts-Decision"] is not None][-1]
         headers = message.parsed()
         hand = str(headers["X-Hearts-Hand"] or "").split()
         phase = str(headers["X-Hearts-Phase"])
