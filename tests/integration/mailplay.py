@@ -19,10 +19,11 @@ from sqlalchemy import select
 from pbem.config import Settings
 from pbem.db.models import InboundMessage, OutboundMessage
 from pbem.db.session import transaction
-from pbem.engine import Rules
+from pbem.engine import GameState, Rules
 from pbem.services.app import Services
 from pbem.services.clock import ManualClock
 from pbem.services.games import SeatSpec, create_game, start_game
+from pbem.services.gamestore import current_state, load_game
 from pbem.services.inbound import process_inbound
 from pbem.services.intake import store_inbound
 from tests.harness.players import Received, reply_bytes
@@ -126,3 +127,9 @@ class Mailbox:
 
     def latest(self, seat: int, kind: str | None = None) -> OutboundMessage:
         return self.to(seat, kind)[-1]
+
+
+def state_of(svc: Services, game_id: int) -> GameState:
+    """The game's current state, read back from the database."""
+    with transaction(svc.session_factory) as session:
+        return current_state(load_game(session, game_id, lock=False))

@@ -14,12 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from pbem.db.session import transaction
-from pbem.engine import PLAY, GameState
+from pbem.engine import PLAY
 from pbem.services.app import Services
-from pbem.services.gamestore import current_state, load_game
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, answer, html_of, last_outcome, make_services, new_game, text_of
+from tests.integration.mailplay import (
+    Mailbox,
+    answer,
+    html_of,
+    last_outcome,
+    make_services,
+    new_game,
+    state_of,
+    text_of,
+)
 
 
 @pytest.fixture
@@ -27,11 +34,6 @@ def svc(db_url: str, tmp_path: Path) -> Services:
     services = make_services(db_url, tmp_path)
     yield services
     services.close()
-
-
-def state_of(svc: Services, game_id: int) -> GameState:
-    with transaction(svc.session_factory) as session:
-        return current_state(load_game(session, game_id, lock=False))
 
 
 def tricks_in_text(text: str) -> list[int]:

@@ -20,10 +20,9 @@ from sqlalchemy import select
 
 from pbem.db.models import InboundMessage, Move, OutboundMessage, Seat
 from pbem.db.session import transaction
-from pbem.engine import PASS, PLAY, GameState
+from pbem.engine import PASS, PLAY
 from pbem.mail.addresses import parse_reply_address
 from pbem.services.app import Services
-from pbem.services.gamestore import current_state, load_game
 from tests.harness.players import Received, reply_bytes
 from tests.integration.mailplay import (
     DOMAIN,
@@ -35,6 +34,7 @@ from tests.integration.mailplay import (
     make_services,
     new_game,
     parsed,
+    state_of,
     text_of,
 )
 
@@ -46,11 +46,6 @@ def svc(db_url: str, tmp_path: Path) -> Services:
     services = make_services(db_url, tmp_path)
     yield services
     services.close()
-
-
-def state_of(svc: Services, game_id: int) -> GameState:
-    with transaction(svc.session_factory) as session:
-        return current_state(load_game(session, game_id, lock=False))
 
 
 def set_level(svc: Services, game_id: int, seat: int, level: str) -> None:

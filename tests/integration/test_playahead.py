@@ -14,9 +14,18 @@ from pbem.db.session import transaction
 from pbem.engine import PLAY, PlayCard, Rules, apply, move_from_dict
 from pbem.engine import GameState
 from pbem.services.app import Services
-from pbem.services.gamestore import current_state, load_game
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, address, answer, last_outcome, make_services, new_game, prose_of, text_of
+from tests.integration.mailplay import (
+    Mailbox,
+    address,
+    answer,
+    last_outcome,
+    make_services,
+    new_game,
+    prose_of,
+    state_of,
+    text_of,
+)
 
 
 @pytest.fixture
@@ -33,11 +42,6 @@ def log_of(svc: Services, game_id: int, *, with_senders: bool = False) -> list:
             select(Move.payload, InboundMessage.mail_from).outerjoin(InboundMessage, InboundMessage.id == Move.inbound_id)
             .where(Move.game_id == game_id).order_by(Move.seq)).all()
     return [tuple(row) for row in rows] if with_senders else [row[0] for row in rows]
-
-
-def state_of(svc: Services, game_id: int) -> GameState:
-    with transaction(svc.session_factory) as session:
-        return current_state(load_game(session, game_id, lock=False))
 
 
 def seat_row(svc: Services, game_id: int, seat: int) -> dict:
