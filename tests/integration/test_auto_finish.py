@@ -10,7 +10,6 @@ then on nobody is asked — the last seven tricks are played out in the same tur
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -22,7 +21,7 @@ from pbem.engine.cards import CARD_INDEX
 from pbem.services.app import Services
 from pbem.services.gamestore import load_game, snapshot_agrees
 from tests.harness.players import Received
-from tests.integration.mailplay import Mailbox, address, answer, make_services, new_game, text_of
+from tests.integration.mailplay import Mailbox, address, answer, new_game, text_of
 
 RULES = {"pass_cycle": ["hold"]}
 CLUBS = [c for c in CARD_INDEX if c.endswith("C")]
@@ -39,13 +38,6 @@ PENALTY = {c for c in CARD_INDEX if c.endswith("H")} | {"QS"}
 ASKED = 3 + 5 * 4
 PLAYED_OUT = 7 * 4
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def reply_for(received: Received) -> str:

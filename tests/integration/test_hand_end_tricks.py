@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -22,18 +21,10 @@ from tests.integration.mailplay import (
     answer,
     html_of,
     last_outcome,
-    make_services,
     new_game,
     state_of,
     text_of,
 )
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def tricks_in_text(text: str) -> list[int]:

@@ -6,7 +6,6 @@ reply addresses the seats hold stay good. Through the services, on SQLite and Po
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -22,19 +21,11 @@ from tests.integration.mailplay import (
     answer,
     deliver,
     last_outcome,
-    make_services,
     new_game,
     text_of,
 )
 
 OPTIONS = {"target": 50, "jd_bonus": -10, "pass_cycle": ["hold"]}
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def fingerprint(svc: Services, game_id: int) -> tuple:

@@ -7,7 +7,6 @@ does not go stale. Through the services, on SQLite and PostgreSQL.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -17,14 +16,7 @@ from pbem.db.session import transaction
 from pbem.services.app import Services
 from pbem.services.gamestore import load_game, snapshot_agrees
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, address, answer, last_outcome, make_services, new_game
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
+from tests.integration.mailplay import Mailbox, address, answer, last_outcome, new_game
 
 
 def news_then_turn(svc: Services, box: Mailbox, pending: list[OutboundMessage], kind: str,

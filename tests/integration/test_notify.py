@@ -35,13 +35,6 @@ from tests.integration.mailplay import (
 )
 
 
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
-
-
 def seat_notify(svc: Services, game_id: int, seat: int) -> str | None:
     with transaction(svc.session_factory) as session:
         return session.get(Seat, (game_id, seat)).notify

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -31,7 +30,6 @@ from tests.integration.mailplay import (
     answer,
     deliver,
     last_outcome,
-    make_services,
     new_game,
     parsed,
     state_of,
@@ -39,13 +37,6 @@ from tests.integration.mailplay import (
 )
 
 DECISION_HEADERS = (b"\r\nX-Hearts-Decision:", b"\r\nX-Hearts-Legal:")
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def set_level(svc: Services, game_id: int, seat: int, level: str) -> None:

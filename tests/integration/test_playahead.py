@@ -4,7 +4,6 @@ the autopilot, driven by mail and checked against the move log."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -20,19 +19,11 @@ from tests.integration.mailplay import (
     address,
     answer,
     last_outcome,
-    make_services,
     new_game,
     prose_of,
     state_of,
     text_of,
 )
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def log_of(svc: Services, game_id: int, *, with_senders: bool = False) -> list:

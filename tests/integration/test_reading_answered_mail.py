@@ -7,7 +7,6 @@ knows is never read as the player's words. Through the services, on SQLite and P
 from __future__ import annotations
 
 from email.utils import make_msgid
-from pathlib import Path
 
 import pytest
 from sqlalchemy import update
@@ -16,14 +15,7 @@ from pbem.db.models import OutboundMessage
 from pbem.db.session import transaction
 from pbem.services.app import Services
 from tests.harness.players import Received
-from tests.integration.mailplay import deliver, last_outcome, make_services, new_game
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
+from tests.integration.mailplay import deliver, last_outcome, new_game
 
 
 def unlabelled_reply(turn: Received, sender: str, card: str, *, threaded: bool = True) -> bytes:

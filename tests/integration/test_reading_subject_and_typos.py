@@ -6,21 +6,13 @@ how to write one with a card the player holds. Through the services, on SQLite a
 from __future__ import annotations
 
 from email.utils import make_msgid
-from pathlib import Path
 
 import pytest
 
 from pbem.db.models import OutboundMessage
 from pbem.services.app import Services
 from tests.harness.players import Received
-from tests.integration.mailplay import deliver, last_outcome, make_services, new_game, text_of
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
+from tests.integration.mailplay import deliver, last_outcome, new_game, text_of
 
 
 def reply(turn: Received, sender: str, *, subject: str, body: str) -> bytes:

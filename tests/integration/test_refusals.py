@@ -19,17 +19,10 @@ from pbem.mail.render import MailRenderer
 from pbem.mail.samples import sample_contexts
 from pbem.services.app import Services
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, address, answer, html_of, last_outcome, make_services, new_game
+from tests.integration.mailplay import Mailbox, address, answer, html_of, last_outcome, new_game
 from tests.integration.mailplay import text_of as raw_text
 
 DECK = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def turn_mail(mails, seat: int | None = None):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -18,17 +17,10 @@ from pbem.engine import GameState, HandScored, Rules, TrickWon, apply, move_from
 from pbem.services.app import Services
 from pbem.web import create_app
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, answer, last_outcome, make_services, new_game, parsed, text_of
+from tests.integration.mailplay import Mailbox, answer, last_outcome, new_game, parsed, text_of
 from tests.mail.test_chart import decode_png
 
 RULES = {"target": 40}
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def play_to_the_end(svc: Services, mails: list, rng: random.Random) -> Mailbox:

@@ -4,7 +4,6 @@ reply reaches every other player once, in their next mail, and never its speaker
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -23,20 +22,12 @@ from tests.integration.mailplay import (
     deliver,
     html_of,
     last_outcome,
-    make_services,
     new_game,
     outbox,
     text_of,
 )
 
 LINE = "Good luck, <b>everyone</b>!"
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 def talk_rows(svc: Services) -> list[tuple[int, str]]:

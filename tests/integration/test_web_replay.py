@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,16 +15,9 @@ from pbem.services.gamestore import current_state, load_game
 from pbem.web import create_app
 from pbem.mail.links import game_token, replay_link
 from tests.harness.players import Received, choose
-from tests.integration.mailplay import Mailbox, answer, make_services, new_game
+from tests.integration.mailplay import Mailbox, answer, new_game
 
 CARD_SPAN = re.compile(r'<span class="card (?:red|black)">([^<]+)</span>')
-
-
-@pytest.fixture
-def svc(db_url: str, tmp_path: Path) -> Services:
-    services = make_services(db_url, tmp_path)
-    yield services
-    services.close()
 
 
 @pytest.fixture
