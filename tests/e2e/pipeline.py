@@ -12,16 +12,19 @@ import random
 import smtplib
 import subprocess
 import sys
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import make_msgid
 from pathlib import Path
 
 from sqlalchemy import select
 
-from pbem.db.models import InboundMessage
+from pbem.db.models import Game, InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import make_engine, make_session_factory
+from pbem.engine import Rules
 from tests.harness.celery_worker import CeleryWorker, pbem_environment
-from tests.harness.players import Received, choose, reply_bytes
+from tests.harness.players import Received, reply_bytes
 from tests.harness.ports import free_port
 from tests.harness.smtp_sink import SmtpSink
 from tests.harness.waiting import wait_for
@@ -109,25 +112,92 @@ class Pipeline:
         with smtplib.SMTP("127.0.0.1", self.smtp_port, timeout=30) as client:
             client.sendmail(sender, [recipient], raw)
 
+    def idle(self) -> bool:
+        """Every mail received is handled, every mail written is at the relay, and no game is being
+        continued: nothing more happens until someone writes."""
+        with self.session_factory() as session:
+            busy = session.scalars(select(InboundMessage.id).where(
+                InboundMessage.status.in_((InboundStatus.PENDING, InboundStatus.PROCESSING)))).first()
+            continuing = session.scalars(select(Game.id).where(Game.continue_at.is_not(None))).first()
+            statuses = list(session.scalars(select(OutboundMessage.status)))
+        return (busy is None and continuing is None and all(s == OutboundStatus.SENT for s in statuses)
+                and len(self.sink.messages) >= len(statuses))
+
     def inbound_statuses(self) -> list[str]:
         with self.session_factory() as session:
             return [str(s) for s in session.scalars(select(InboundMessage.status))]
 
 
+#: The decisions a scripted player answers, each from its mail's ``X-Hearts-Decision``.
+DECISIONS = ("pass", "play", "moon", "discard")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One decision mail a scripted player got: its headers, as the relay delivered them, and the reply."""
+
+    player: str
+    game: str | None
+    seat: int | None
+    kind: str
+    phase: str | None
+    decision: str | None
+    hand: tuple[str, ...]
+    legal: tuple[str, ...]
+    reply_to: str
+    reply: str
+    #: The reply's Message-ID (its inbound row's key).
+    reply_id: str
+
+
 @dataclass
 class Table:
-    """Scripted players at one table: each answers every your_turn mail addressed to them, once."""
+    """Scripted players: each answers every decision mail addressed to them, once, from its headers
+    (``X-Hearts-Decision``, ``X-Hearts-Legal``, ``Reply-To``), and ignores the news mails.
+
+    How many cards a pass or a kitty discard names is the game's rules' (``pass_count``, the
+    kitty's size: RULES.md §6.2), read once per game from its row; with ``accept_invitations`` a
+    player also accepts every invitation (to their own seat in a game they asked for by mail)."""
 
     pipeline: Pipeline
     players: list[str]
     rng: random.Random = field(default_factory=lambda: random.Random(11))
+    accept_invitations: bool = False
     seen: int = 0
     answered: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
+    #: Kinds of mail received, per player.
+    kinds_of: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    #: Every decision mail answered, in the order received.
+    asked: list[Asked] = field(default_factory=list)
+    #: Mails that carried a decision header without being a decision mail (there should be none).
+    stray_headers: list[tuple[str, str]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    _counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def counts(self, game: str | None) -> tuple[int, int]:
+        """``(pass_count, discard_count)`` of ``game``'s rules."""
+        if game not in self._counts:
+            with self.pipeline.session_factory() as session:
+                row = session.get(Game, int(str(game)))
+                assert row is not None, f"a mail names game {game}, which does not exist"
+                rules = Rules.from_dict(row.rules)
+            self._counts[str(game)] = (rules.pass_count, getattr(rules.table, "kitty_size", 0))
+        return self._counts[str(game)]
+
+    def answer(self, received: Received) -> str:
+        """The words of the reply to a decision mail: any legal choice, the right number of cards."""
+        pass_count, discard_count = self.counts(received.game)
+        if received.decision == "pass":
+            return " ".join(self.rng.sample(received.legal, pass_count))
+        if received.decision == "discard":
+            return "discard " + " ".join(self.rng.sample(received.legal, discard_count))
+        if received.decision == "moon":
+            return self.rng.choice([c for c in received.legal if c in ("old", "new")] or ["old", "new"])
+        return self.rng.choice(received.legal)
 
     def step(self) -> bool:
-        """Answer every new your_turn mail at the sink; True if there was anything new."""
+        """Answer every new decision mail at the sink; True if there was anything new."""
         messages = self.pipeline.sink.messages
         new = messages[self.seen:]
         self.seen = len(messages)
@@ -137,11 +207,25 @@ class Table:
                 continue
             received = Received.parse(message.raw)
             self.kinds[received.kind] = self.kinds.get(received.kind, 0) + 1
-            if received.kind != "your_turn":
+            self.kinds_of[recipient][received.kind] += 1
+            if received.kind == "invitation" and self.accept_invitations:
+                self.pipeline.send(recipient, received.reply_to,
+                                   reply_bytes(received, sender=recipient, body="accept"))
                 continue
-            body = choose(received, self.rng)
+            headers = message.parsed()
+            if received.kind != "your_turn":
+                for name in ("X-Hearts-Decision", "X-Hearts-Legal"):
+                    if headers[name] is not None:
+                        self.stray_headers.append((recipient, f"{received.kind}: {name}"))
+                continue
+            body = self.answer(received)
+            reply_id = make_msgid(domain=recipient.split("@")[1])
+            self.asked.append(Asked(recipient, received.game, received.seat, received.kind,
+                                    headers["X-Hearts-Phase"], received.decision, received.hand, received.legal,
+                                    received.reply_to, body, reply_id))
             self.log.append(f"{recipient} {received.decision} -> {body}")
-            self.pipeline.send(recipient, received.reply_to, reply_bytes(received, sender=recipient, body=body))
+            self.pipeline.send(recipient, received.reply_to,
+                               reply_bytes(received, sender=recipient, body=body, message_id=reply_id))
             self.answered += 1
         return bool(new)
 

@@ -1,0 +1,262 @@
+"""Every variant of this release played by mail on the production pipeline (RULES.md §6.1, §6.2).
+
+One game per configuration, all of them at the same time in one pipeline: the SMTP front
+(``pbem smtp``), a real Celery worker on Redis, PostgreSQL, and an SMTP sink as the relay where
+the players read their mail. Each game has one scripted person (their own address) and computer
+players, and ends after two hands (``end_after_hands: 2``; one more per tie for the lead, RULES.md
+§2 rule 9). The person asks for the game by mail to ``new@`` (the rule set and options as
+``name: value`` lines, ``bots: N``), accepts the invitation to their seat, and then answers every
+decision mail from its headers alone (``X-Hearts-Decision``: pass, play, moon, discard;
+``X-Hearts-Legal``; the number of cards a pass or a discard names is the game's rules'), ignoring
+the news.
+
+Checked for each game: it finished (status, phase ``over``, the number of hands); the move log is
+numbered without a gap or a duplicate and replays to the snapshot (``pbem game check``); every
+reply the person sent became exactly the move it named, once; every decision mail they got
+carried the headers its decision needs, and no other mail carried them; each decision had one
+mail; no mail is left unsent.
+
+The moon choice (``rules: classic``, RULES.md §3 ``moon=choice``) needs a person who shoots the
+moon, so that game is the one made on the command line with the first deal given: the person holds
+every club and passing is off (``pass_count: 0``), so they win every trick of hand 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.utils import make_msgid
+
+import pytest
+from sqlalchemy import select
+
+from pbem.db.models import (
+    Game,
+    GameStatus,
+    InboundMessage,
+    InboundStatus,
+    Move,
+    OutboundMessage,
+    OutboundStatus,
+    Player,
+    Seat,
+)
+from pbem.engine import Rules, deck_in_play
+from pbem.services.gamestore import snapshot_agrees
+from tests.e2e.pipeline import DECISIONS, DOMAIN, Asked, Pipeline, Table, redis_db
+from tests.harness.waiting import wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.redis, pytest.mark.postgres]
+
+NEW = f"new@{DOMAIN}"
+HANDS = 2
+REDIS_DB = 8  # this module's own database on the shared test Redis
+#: Generous: every game of the module together, on a loaded 2-core machine.
+TIMEOUT = 900
+
+
+@dataclass(frozen=True)
+class Config:
+    """One game: its rule set and options as a person writes them to ``new@``."""
+
+    name: str
+    preset: str = "standard"
+    options: tuple[tuple[str, str], ...] = ()
+    players: int = 4
+    #: Started on the command line (``pbem game new``) with this first deal, instead of by mail.
+    deck: tuple[str, ...] = ()
+    #: Decisions the person must be asked (the deal makes sure of it).
+    must_ask: tuple[str, ...] = ()
+
+    @property
+    def person(self) -> str:
+        return f"{self.name}@players.test"
+
+    @property
+    def rules(self) -> Rules:
+        """The rules the game should have (what the mail asks for, read as the engine reads it)."""
+        values = {"yes": True, "no": False}
+        options = {k: values.get(v, int(v) if v.isdigit() else v) for k, v in self.options}
+        if self.players != 4:
+            options["players"] = self.players
+        return Rules.make(self.preset, end_after_hands=HANDS, **options)
+
+    def mail(self) -> bytes:
+        lines = ["new game", f"rules: {self.preset}", *(f"{k}: {v}" for k, v in self.options)]
+        if self.players != 4:
+            lines.append(f"players: {self.players}")
+        lines += [f"bots: {self.players - 1}", f"end_after_hands: {HANDS}"]
+        return (f"From: {self.name.title()} <{self.person}>\r\nTo: {NEW}\r\nSubject: {self.name}\r\n"
+                f"Message-ID: {make_msgid(domain='players.test')}\r\nMIME-Version: 1.0\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\n\r\n" + "\r\n".join(lines) + "\r\n").encode()
+
+    def cli(self) -> list[str]:
+        args = ["game", "new", f"--player={self.person}", f"--bots={self.players - 1}", f"--preset={self.preset}",
+                f"--title={self.name}", f"--option=end_after_hands={HANDS}"]
+        args += [f"--option={k}={v}" for k, v in self.options]
+        if self.players != 4:
+            args.append(f"--option=players={self.players}")
+        if self.deck:
+            args.append("--deck=" + " ".join(self.deck))
+        return args
+
+
+def every_club_to_seat_0(rules: Rules) -> tuple[str, ...]:
+    """A first deal (dealt one card at a time from the dealer's left, seat 0) giving seat 0 every club."""
+    deck = deck_in_play(rules)
+    clubs = [c for c in deck if c.endswith("C")]
+    others = iter(c for c in deck if not c.endswith("C"))
+    return tuple(card for club in clubs for card in (club, *(next(others) for _ in range(rules.players - 1))))
+
+
+_MOON = Config("moon-choice", "classic", (("pass_count", "0"),))
+
+CONFIGS = [
+    Config("standard"),
+    Config(_MOON.name, _MOON.preset, _MOON.options, deck=every_club_to_seat_0(_MOON.rules), must_ask=("moon",)),
+]
+
+
+@dataclass
+class Played:
+    """What the module's run left: the games, their logs, the mails, the scripted people."""
+
+    pipeline: Pipeline
+    table: Table
+    started: dict[str, str] = field(default_factory=dict)  # how each game was started
+    elapsed: float = 0.0
+
+
+def games_of(pipeline: Pipeline) -> dict[str, Game]:
+    """Each person's game (the one where they hold a seat), detached from its session."""
+    with pipeline.session_factory() as session:
+        rows = session.execute(select(Player.address, Game).join(Seat, Seat.player_id == Player.id)
+                               .join(Game, Game.id == Seat.game_id)).all()
+        session.expunge_all()
+    return {address: game for address, game in rows}
+
+
+def all_finished(pipeline: Pipeline) -> bool:
+    games = games_of(pipeline)
+    return len(games) == len(CONFIGS) and all(g.status == GameStatus.FINISHED for g in games.values())
+
+
+@pytest.fixture(scope="module")
+def played(postgres_server, pg_template, redis_url, smtp_sink, tmp_path_factory) -> Iterator[Played]:
+    """Every configuration's game, played at the same time to its end (or until nothing moves)."""
+    url = postgres_server.create_database(template=pg_template)
+    smtp_sink.clear()
+    pipeline = Pipeline(url, redis_db(redis_url, REDIS_DB), smtp_sink, tmp_path_factory.mktemp("variants"))
+    try:
+        with pipeline:
+            began = time.monotonic()
+            table = Table(pipeline, [c.person for c in CONFIGS], accept_invitations=True)
+            result = Played(pipeline, table)
+            for config in CONFIGS:
+                if config.deck:
+                    pipeline.cli(*config.cli())
+                    result.started[config.name] = "cli"
+                else:
+                    pipeline.send(config.person, NEW, config.mail())
+                    result.started[config.name] = "mail"
+
+            def over() -> bool:
+                """Every game over, or nothing left to happen: every mail handled and delivered and
+                none unanswered (a game that stopped fails its own test below)."""
+                if all_finished(pipeline):
+                    return True
+                idle = pipeline.idle()
+                return not table.step() and idle
+
+            wait_for(over, timeout=TIMEOUT, interval=0.05, message="every game to end")
+            wait_for(pipeline.idle, timeout=60, message="the last mails to be delivered")
+            table.step()
+            result.elapsed = time.monotonic() - began
+            yield result
+    finally:
+        postgres_server.drop_database(url.rsplit("/", 1)[1])
+
+
+def test_the_games_ran_concurrently_in_one_pipeline(played: Played, capsys):
+    """Every game was made (by mail unless it needed a given deal), and mail to new@ was answered."""
+    games = games_of(played.pipeline)
+    assert sorted(games) == sorted(c.person for c in CONFIGS)
+    with capsys.disabled():
+        print(f"\n[e2e] {len(CONFIGS)} variant games by mail at once: {played.table.answered} replies, "
+              f"{len(played.pipeline.sink.messages)} mails out, {played.elapsed:.1f} s")
+
+
+def expected_legal(asked: Asked) -> bool:
+    if asked.decision in ("pass", "discard"):
+        return asked.legal == asked.hand and len(asked.legal) > 0
+    if asked.decision == "moon":
+        return set(asked.legal) >= {"old", "new"}
+    return 0 < len(asked.legal) and set(asked.legal) <= set(asked.hand)
+
+
+def reply_cards(asked: Asked) -> list[str]:
+    return [w for w in asked.reply.split() if w != "discard"]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
+    person, table, pipeline = config.person, played.table, played.pipeline
+    game = games_of(pipeline).get(person)
+    assert game is not None, f"no game for {config.name}: mails to them {dict(table.kinds_of[person])}"
+    kinds = table.kinds_of[person]
+    assert kinds["move_rejected"] == 0 and kinds["request_rejected"] == 0, dict(kinds)
+    expected = config.rules
+    with pipeline.session_factory() as session:
+        game = session.get(Game, game.id)
+        assert Rules.from_dict(game.rules) == expected
+        # It finished, after the hands asked for (and one more for each tie for the lead).
+        assert game.status == GameStatus.FINISHED, (game.status, game.snapshot["phase"], dict(kinds))
+        snapshot = game.snapshot
+        assert snapshot["phase"] == "over"
+        assert snapshot["hand_no"] >= HANDS and len(snapshot["history"]) == snapshot["hand_no"]
+        for after in snapshot["history"][HANDS - 1:-1]:
+            standing = after.get("team_totals") or after["totals"]
+            best = (min if expected.lowest_wins else max)(standing)
+            assert standing.count(best) > 1, "played on without a tie"
+        assert kinds["game_summary"] == 1
+        # Every move applied once: the log is numbered 1..n without gaps and replays to the snapshot.
+        moves = session.scalars(select(Move).where(Move.game_id == game.id).order_by(Move.seq)).all()
+        assert [m.seq for m in moves] == list(range(1, game.next_seq))
+        assert snapshot_agrees(session, game)
+        seat = next(s.seat for s in game.seats if s.player is not None and s.player.address == person)
+        # Each reply of the person: handled, and the first move of their seat it made is what it said.
+        asked = [a for a in table.asked if a.player == person]
+        assert asked, "the person was never asked anything"
+        inbound = {row.message_key.strip("<>"): row for row in session.scalars(
+            select(InboundMessage).where(InboundMessage.mail_from == person))}
+        for a in asked:
+            row = inbound[a.reply_id.strip("<>")]
+            assert row.status == InboundStatus.DONE, (a, row.status, row.outcome)
+            made = [m for m in moves if m.inbound_id == row.id and m.seat == seat]
+            assert made and made[0].kind == a.decision, (a, [m.payload for m in made])
+            payload = made[0].payload
+            if a.decision == "play":
+                assert payload["card"] == a.reply
+            elif a.decision == "moon":
+                assert payload["choice"] == a.reply
+            else:
+                assert sorted(payload["cards"]) == sorted(reply_cards(a))
+        # The person's moves came from their replies only (and the cards the server played for
+        # them when one was legal): as many decisions of theirs as replies.
+        decided = [m for m in moves if m.seat == seat and m.kind in DECISIONS and m.kind != "play"]
+        assert len(decided) == sum(a.decision != "play" for a in asked)
+        unsent = session.scalars(select(OutboundMessage).where(
+            (OutboundMessage.game_id == game.id) | (OutboundMessage.recipient == person),
+            OutboundMessage.status != OutboundStatus.SENT)).all()
+        assert not unsent
+    # Every decision mail carried the headers of its decision; no news mail carried them; one
+    # mail per decision (each its own signed reply address).
+    for a in asked:
+        assert a.decision in DECISIONS and a.phase == a.decision, a
+        assert a.game == str(game.id) and a.seat == seat, a
+        assert expected_legal(a), a
+    assert not [s for s in table.stray_headers if s[0] == person]
+    assert len({a.reply_to for a in asked}) == len(asked)
+    for decision in config.must_ask:
+        assert decision in [a.decision for a in asked], f"never asked to {decision}"
