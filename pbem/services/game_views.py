@@ -30,22 +30,25 @@ deal's whole deck), never from a second record of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbem.db.models import Game, Move, Seat
+import pbem.engine as engine
 from pbem.engine import GameState, PassCards, Rules, apply, card_points, move_from_dict, seat_view, trick_winner
 from pbem.mail.cards_display import group_by_suit
 
 from .mailing import seat_names
+from .seat_knowledge import SeatFacts, hand_over, seat_facts, team_values
 
 __all__ = [
     "OVER_STATUSES",
     "GamePage",
     "HandLog",
+    "KittyLog",
     "LoggedMove",
     "ReplayHand",
     "ReplayPage",
@@ -53,11 +56,17 @@ __all__ = [
     "TrickLog",
     "build_page",
     "build_replay",
+    "kitty_history",
     "seat_page",
     "visible_history",
+    "visible_view",
 ]
 
 OVER_STATUSES = ("finished", "aborted")
+
+# The kitty's move and event (RULES.md §6.2), while the engine part is landing.
+_DISCARD_KITTY: type = getattr(engine, "DiscardKitty", type(None))
+_KITTY_TAKEN: type = getattr(engine, "KittyTaken", type(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +96,13 @@ class HandLog:
     tricks: list[TrickLog] = field(default_factory=list)
     moon_choices: list[tuple[int, str]] = field(default_factory=list)
     result: Mapping[str, Any] | None = None  # the view's history entry once scored
+    #: The kitty (RULES.md §6.2): who took it and at the end of which trick (None while it lies on the
+    #: table); its cards and the taker's face-down discards only as this seat may see them (its taker,
+    #: or everyone once the hand's tricks are all played: :mod:`pbem.services.seat_knowledge`).
+    kitty_taker: int | None = None
+    kitty_trick: int | None = None
+    kitty: tuple[str, ...] = ()
+    discarded: tuple[str, ...] = ()
 
 
 def visible_history(
@@ -122,7 +138,9 @@ def visible_history(
         )
         plays.clear()
 
+    moves_seen: list[LoggedMove] = []
     for move in moves:
+        moves_seen.append(move)
         payload = move.payload
         mover = move.seat if move.seat is not None else payload.get("seat")
         if move.kind == "deal":
@@ -144,7 +162,46 @@ def visible_history(
     close_trick(force=True)
     for hand, result in zip(hands, results):
         hand.result = result
+    if getattr(rules.table, "kitty_size", 0):
+        for hand, kitty in zip(hands, kitty_history(moves_seen, rules)):
+            sees = kitty.taker is not None and (kitty.taker == seat or kitty.over)
+            hand.kitty_taker, hand.kitty_trick = kitty.taker, kitty.trick
+            hand.kitty = kitty.cards if sees else ()
+            hand.discarded = kitty.discarded if sees else ()
     return hands
+
+
+@dataclass(frozen=True, slots=True)
+class KittyLog:
+    """One hand's kitty, all of it (RULES.md §6.2): never shown as is, see :func:`visible_history`."""
+
+    cards: tuple[str, ...]
+    taker: int | None = None
+    trick: int | None = None
+    discarded: tuple[str, ...] = ()
+    over: bool = False  # every trick of the hand is played
+
+
+def kitty_history(moves: Iterable[LoggedMove], rules: Rules) -> list[KittyLog]:
+    """Each hand's kitty, from replaying the move log through the engine (the deal's deck holds it;
+    the engine says who takes it, and when: one place for that rule)."""
+    state = GameState.new(rules)
+    logs: list[KittyLog] = []
+    for logged in moves:
+        move = move_from_dict(dict(logged.payload))
+        state, events = apply(state, move)
+        if logged.kind == "deal":
+            logs.append(KittyLog(cards=tuple(getattr(state, "kitty", ()))))
+        elif not logs:
+            continue
+        if isinstance(move, _DISCARD_KITTY):
+            logs[-1] = replace(logs[-1], discarded=tuple(move.cards))
+        for event in events:
+            if isinstance(event, _KITTY_TAKEN):
+                logs[-1] = replace(logs[-1], taker=event.seat, trick=event.trick_no)
+        if logs[-1].taker is not None and hand_over(state):
+            logs[-1] = replace(logs[-1], over=True)
+    return logs
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +217,28 @@ class GamePage:
     hand_by_suit: tuple[tuple[str, tuple[str, ...]], ...]
     hands: tuple[HandLog, ...]
     my_turn: bool
+    #: Teams and the kitty as this seat may see them (None until the first deal).
+    facts: SeatFacts | None = None
+    #: With a partnership: each scored hand's points by team (RULES.md §6.1).
+    team_history: tuple[tuple[int, ...], ...] = ()
 
     @property
     def players(self) -> int:
         return len(self.names)
+
+
+def visible_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any]:
+    """The engine's ``seat_view`` of ``state``, what the taker alone holds of the kitty left out of
+    what the other seats see taken and of their points (:mod:`pbem.services.seat_knowledge`)."""
+    view = seat_view(state, seat)
+    view["taken"] = [list(cards) for cards in facts.taken]
+    view["points_taken"] = list(facts.points)
+    for key in ("kitty", "discarded", "kitty_discards"):
+        view.pop(key, None)  # only through ``facts``, which knows who may see them
+    for entry, (_points, _totals, moon) in zip(view["history"], state.history):
+        if entry.get("moon") is not None:
+            entry["moon"] = {**entry["moon"], "team": bool(getattr(moon, "team", False))}
+    return view
 
 
 def build_page(
@@ -183,7 +258,8 @@ def build_page(
             view=None, hand_by_suit=(), hands=(), my_turn=False,
         )
     state = GameState.from_dict(dict(snapshot))
-    view = seat_view(state, seat)
+    facts = seat_facts(state, seat)
+    view = visible_view(state, seat, facts)
     hands = visible_history(moves, seat=seat, rules=state.rules, results=view["history"])
     return GamePage(
         game_id=game_id,
@@ -195,6 +271,9 @@ def build_page(
         hand_by_suit=tuple((suit, tuple(cards)) for suit, cards in group_by_suit(view["hand"])),
         hands=tuple(hands),
         my_turn=seat in view["to_act"],
+        facts=facts,
+        team_history=tuple(team_values(state.rules, entry["points"]) for entry in view["history"]) if facts.teams
+        else (),
     )
 
 
@@ -207,6 +286,8 @@ class ReplayHand:
     #: Once the game is over: each seat's cards as dealt, and what each seat passed.
     dealt: tuple[tuple[str, ...], ...] = ()
     passes: tuple[tuple[str, ...] | None, ...] = ()
+    #: Once the game is over: the kitty as dealt (RULES.md §6.2), even of a hand left unfinished.
+    kitty: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,23 +303,29 @@ class ReplayPage:
     hands: tuple[ReplayHand, ...]
     totals: tuple[int, ...]
     winners: tuple[int, ...]
+    #: Teams (RULES.md §6.1): the teams, this seat's partner and the team totals; the kitty's size.
+    facts: SeatFacts | None = None
+    #: With a partnership: the team totals after each scored hand.
+    team_history: tuple[tuple[int, ...], ...] = ()
 
     @property
     def players(self) -> int:
         return len(self.names)
 
 
-def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[tuple[tuple[tuple[str, ...], ...],
-                                                                                 list[tuple[str, ...] | None]]]:
-    """Per hand: every seat's cards as dealt, and every seat's pass (engine replay of the log)."""
+_Dealt = tuple[tuple[tuple[str, ...], ...], list[tuple[str, ...] | None], tuple[str, ...]]
+
+
+def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[_Dealt]:
+    """Per hand: every seat's cards as dealt, every seat's pass and the kitty (engine replay of the log)."""
     state = GameState.new(rules)
-    hands: list[tuple[tuple[tuple[str, ...], ...], list[tuple[str, ...] | None]]] = []
+    hands: list[_Dealt] = []
     for logged in moves:
         move = move_from_dict(dict(logged.payload))
         state, _events = apply(state, move)
         if logged.kind == "deal":
             dealt = tuple(tuple(state.hand(s)) for s in range(rules.players))
-            hands.append((dealt, [None] * rules.players))
+            hands.append((dealt, [None] * rules.players, tuple(getattr(state, "kitty", ()))))
         elif isinstance(move, PassCards) and hands:
             hands[-1][1][move.seat] = tuple(move.cards)
     return hands
@@ -251,16 +338,21 @@ def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], 
     moves = list(moves)
     state = GameState.from_dict(dict(snapshot)) if snapshot is not None else GameState.new(game_rules)
     over = status in OVER_STATUSES or (snapshot is not None and state.is_over)
-    view = seat_view(state, seat) if snapshot is not None else {"history": []}
+    facts = seat_facts(state, seat)
+    view = visible_view(state, seat, facts) if snapshot is not None else {"history": []}
     logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"])
     extra = _deals_and_passes(game_rules, moves) if over else []
     hands = tuple(
-        ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1])) if k < len(extra) else ReplayHand(log=log)
+        ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1]), kitty=extra[k][2]) if k < len(extra)
+        else ReplayHand(log=log)
         for k, log in enumerate(logs)
     )
     return ReplayPage(game_id=game_id, seat=seat, status=status, names=tuple(names), rules=game_rules.to_dict(),
                       over=over, hands=hands, totals=tuple(state.totals),
-                      winners=tuple(state.winners or ()) if state.is_over else ())
+                      winners=tuple(state.winners or ()) if state.is_over else (),
+                      facts=facts,
+                      team_history=tuple(team_values(game_rules, entry["totals"]) for entry in view["history"])
+                      if facts.teams else ())
 
 
 # --- reading a seat's page ------------------------------------------------------------------
