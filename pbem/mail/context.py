@@ -69,6 +69,7 @@ __all__ = [
     "GamePaused",
     "GameResumed",
     "PlayerAway",
+    "DecisionDefaulted",
     "Reminder",
     "SeatBack",
     "SeatReplaced",
@@ -330,6 +331,8 @@ class HandSummary:
     taken: tuple[Taken, ...] = ()
     #: The rules' ``lowest_wins``: which way the totals are ranked.
     lowest_wins: bool = True
+    #: The moon's scoring was not chosen by the deadline: ``safety`` decided (RULES.md §3 ``moon``).
+    moon_by_deadline: bool = False
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -662,6 +665,29 @@ class Reminder:
     deadline: datetime
     acts_at: datetime
     policy: AbsencePolicy = "bot"
+    #: The decision has a default of its own in the rules, taken at ``acts_at`` instead of the
+    #: policy (RULES.md §3 ``moon``: ``safety``; §6.2: the kitty cards discarded): ``moon``,
+    #: ``discard``, or empty.
+    default: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionDefaulted:
+    """To the player whose decision's time ran out: the rules' default was taken for them
+    (RULES.md §3 ``moon``: with no answer by the deadline ``safety`` decides; §6.2: the kitty
+    cards themselves are discarded). ``decision`` is ``moon`` or ``discard``; for a moon, how
+    ``safety`` scored it (``scoring``: ``old`` or ``new``), its ``kind`` and total, and whether
+    it was a team's slam (``team``, §6.1); for a discard, the ``cards`` discarded. The seat
+    stays the player's: their next decision has a deadline of its own."""
+
+    KIND: ClassVar[str] = "decision_defaulted"
+    decision: Literal["moon", "discard"]
+    deadline: datetime | None = None
+    scoring: str = ""
+    kind: str = "moon"
+    moon_total: int = 26
+    team: bool = False
+    cards: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -801,15 +827,15 @@ class TimeZoneSet:
 
 
 TIME_DETAILS: tuple[type, ...] = (
-    Reminder, StandIn, SeatBack, GamePaused, GameResumed, GameAborted, DeadlineExtended,
+    Reminder, DecisionDefaulted, StandIn, SeatBack, GamePaused, GameResumed, GameAborted, DeadlineExtended,
     VacationNoted, PlayerAway, SubstituteWanted, SubstituteInvitation, SeatReplaced, TimeZoneSet,
 )
 TimeDetail = (
-    Reminder | StandIn | SeatBack | GamePaused | GameResumed | GameAborted | DeadlineExtended
+    Reminder | DecisionDefaulted | StandIn | SeatBack | GamePaused | GameResumed | GameAborted | DeadlineExtended
     | VacationNoted | PlayerAway | SubstituteWanted | SubstituteInvitation | SeatReplaced | TimeZoneSet
 )
 TIME_GAME_KINDS = frozenset(
-    {"reminder", "stand_in", "seat_back", "game_paused", "game_resumed", "game_aborted",
+    {"reminder", "decision_defaulted", "stand_in", "seat_back", "game_paused", "game_resumed", "game_aborted",
      "deadline_extended", "player_away", "substitute_wanted"}
 )
 

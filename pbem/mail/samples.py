@@ -56,6 +56,7 @@ from .context import (
 )
 from .context import (  # time in long games (README, "Time")
     DeadlineExtended,
+    DecisionDefaulted,
     GameAborted,
     GamePaused,
     GameResumed,
@@ -288,6 +289,9 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                             taken=(Taken(0, 13, ("QS",)), Taken(1), Taken(2), Taken(3, cards=("JD",)))), waiting),
             ctx(HandSummary(HandResult(3, (-26, 0, 0, 0), (-22, 39, 35, 26),
                                        Moon(shooter=0, scoring="new"))), waiting),
+            # A moon choice not made by the deadline: safety decided.
+            ctx(HandSummary(HandResult(3, (0, 26, 26, 26), (4, 65, 61, 52), Moon(shooter=1)),
+                            moon_by_deadline=True), waiting),
             ctx(HandSummary(HandResult(2, (52, 0, 52, 52), (56, 13, 61, 52), Moon(shooter=1, kind="sun", total=52)),
                             taken=(Taken(0), Taken(1, 13, ("QS", "JD")), Taken(2), Taken(3))), waiting),
         ],
@@ -466,6 +470,18 @@ def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
             ctx(Reminder("deadline", since, deadline, grace, "pause"), replace(passing, deadline=deadline)),
             ctx(Reminder("deadline", since, deadline, grace, "substitute")),
             ctx(Reminder("deadline", since, deadline, grace, "bot")),
+            # Decisions with a default of their own in the rules: said instead of the policy.
+            ctx(Reminder("deadline", since, deadline, grace, "bot", default="moon"),
+                sample_game(phase="moon", trick=(), to_move=None, legal=(), waiting_for=(1,), hand=())),
+            ctx(Reminder("deadline", since, deadline, grace, "pause", default="discard")),
+        ],
+        "decision_defaulted": [
+            ctx(DecisionDefaulted("moon", deadline, scoring="old", moon_total=26), waiting),
+            ctx(DecisionDefaulted("moon", deadline, scoring="new", moon_total=26), waiting),
+            ctx(DecisionDefaulted("moon", deadline, scoring="old", moon_total=26, team=True), waiting),
+            ctx(DecisionDefaulted("moon", deadline, scoring="new", moon_total=52, kind="sun", team=True), waiting),
+            ctx(DecisionDefaulted("discard", deadline, cards=("QH", "7C", "2D", "KS")), waiting),
+            ctx(DecisionDefaulted("discard", None, cards=("9H",)), waiting),
         ],
         "stand_in": [
             ctx(StandIn("deadline", deadline), waiting),

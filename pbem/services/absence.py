@@ -62,6 +62,7 @@ from pbem.db.models import (
 )
 from pbem.db.session import transaction
 from pbem.engine import GameState
+from pbem.engine import Moon as MoonEvent
 from pbem.mail import context as mc
 from pbem.mail.notation import fold
 from pbem.mail.reading import commands as cmd
@@ -78,7 +79,16 @@ from .reading import read_command
 from .requests import Outcome, ReceivedRow, SeatRequest
 from .substitutes import expire_substitute_invitations
 from .table import creator_seat, sorted_seats, tell, tell_player, tell_table
-from .turns import PAUSED_FOR, STAND_IN_DEADLINE, STAND_IN_SUBSTITUTE, STAND_IN_VACATION, Turn, begin_turn
+from .turns import (
+    PAUSED_FOR,
+    STAND_IN_DEADLINE,
+    STAND_IN_SUBSTITUTE,
+    STAND_IN_VACATION,
+    Turn,
+    apply_move,
+    begin_turn,
+    deadline_default,
+)
 
 log = logging.getLogger("pbem.worker")
 
@@ -97,6 +107,9 @@ def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat
     state = current_state(game)
     deadline = seat.deadline_at
     stop_waiting(seat)
+    default = deadline_default(state, seat.seat)
+    if default is not None:
+        return apply_deadline_default(session, svc, game, seats, seat, state, default, deadline, now)
     if game.absence_policy == "pause":
         seat.stand_in = PAUSED_FOR
         return pause_game(session, svc, game, now, detail=mc.GamePaused(by="deadline", seat=seat.seat))
@@ -110,6 +123,34 @@ def apply_absence_policy(session: Session, svc: Services, game: Game, seat: Seat
         return mails
 
     return settle(session, svc, begin_turn(game, seats, state, now), before_news=notices)
+
+
+def apply_deadline_default(session: Session, svc: Services, game: Game, seats: list[Seat], seat: Seat,
+                           state: GameState, move: Any, deadline: datetime | None,
+                           now: datetime) -> list[OutboundMessage]:
+    """A decision with a default of its own in the rules (``turns.deadline_default``: a moon
+    choice, RULES.md §3; the kitty discard, §6.2) whose time ran out: the default is the move,
+    whatever the absence policy, and the player is told what was decided and why. The seat stays
+    theirs (no computer player, no pause): their next decision has a deadline of its own."""
+    turn = begin_turn(game, seats, state, now)
+    decision = decision_kind(state.phase)
+    apply_move(session, turn, move)
+    turn.defaulted[seat.seat] = decision
+    moon = next((e for e in turn.events if isinstance(e, MoonEvent)), None)
+    detail = mc.DecisionDefaulted(
+        decision=decision,  # type: ignore[arg-type]
+        deadline=deadline,
+        scoring=moon.scoring if moon is not None else "",
+        kind=moon.kind if moon is not None else "moon",
+        moon_total=state.t.moon_total * (2 if moon is not None and moon.kind == "sun" else 1),
+        team=bool(getattr(moon, "team", False)),
+        cards=tuple(getattr(move, "cards", ()) or ()),
+    )
+
+    def notice(turn: Turn) -> list[OutboundMessage]:
+        return tell(session, svc, game, seats, turn.state, seat, detail, now)
+
+    return settle(session, svc, turn, before_news=notice)
 
 
 def ask_creator_for_substitute(session: Session, svc: Services, game: Game, seats: list[Seat], state: GameState,

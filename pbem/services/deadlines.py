@@ -45,7 +45,8 @@ from pbem.mail.notation import fold
 from .app import Services
 from .gamestore import current_state
 from .mailing import game_context, queue_mail, recipient_for
-from .turns import Turn, is_computer
+from .notify import decision_kind
+from .turns import Turn, deadline_default, is_computer
 
 POLICIES = ("bot", "pause", "substitute")
 MAX_DEADLINE_HOURS = 24 * 60
@@ -287,8 +288,12 @@ def restart_waiting(game: Game, seats: list[Seat], state: GameState, now: dateti
 
 def send_reminder(session: Session, svc: Services, game: Game, seats: list[Seat], seat: Seat, stage: str,
                   now: datetime) -> OutboundMessage | None:
+    state = current_state(game)
+    # A decision with a default of its own in the rules says what that default is, not the policy.
+    default = decision_kind(state.phase) if deadline_default(state, seat.seat) is not None else ""
     detail = mc.Reminder(stage=stage, since=seat.waiting_since, deadline=seat.deadline_at,  # type: ignore[arg-type]
-                         acts_at=acts_at(game, seat), policy=game.absence_policy)  # type: ignore[arg-type]
+                         acts_at=acts_at(game, seat), policy=game.absence_policy,  # type: ignore[arg-type]
+                         default=default)
     ctx = mc.MailContext(recipient=recipient_for(seat.player, svc), detail=detail,  # type: ignore[arg-type]
-                         game=game_context(svc, game, seats, current_state(game), seat.seat))
+                         game=game_context(svc, game, seats, state, seat.seat))
     return queue_mail(session, svc, ctx, player=seat.player, game=game, now=now)

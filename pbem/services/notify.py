@@ -165,7 +165,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         if level in ("every_card", "turn_and_trick"):
             details += [mc.HandSummary(results[event.hand_no - 1], tricks=scored_tricks.get(event.hand_no, ()),
                                        played_out=played_out and event is scored[-1],
-                                       taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins)
+                                       taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins,
+                                       moon_by_deadline=event.moon is not None and "moon" in turn.defaulted.values())
                         for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))

@@ -86,6 +86,9 @@ class Turn:
     #: Mails to these players answer a request of theirs (a ``new@`` mail): player id -> the
     #: References chain that threads them with it (``mailing.answer_thread``).
     answering: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: Decisions whose time ran out and that the rules' default made (``deadline_default``), by
+    #: seat: ``moon`` or ``discard`` (the mails say so).
+    defaulted: dict[int, str] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -158,6 +161,15 @@ def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> Engi
     if state.phase == PLAY:
         return PlayCard(seat, bot.choose_play(view))
     return ChooseMoon(seat, bot.choose_moon(view))
+
+
+def deadline_default(state: GameState, seat: int) -> EngineMove | None:
+    """The move the rules make for ``seat`` when its decision's time runs out, for the decisions
+    that have one (else None: the game's absence policy applies). RULES.md §3 ``moon``: with no
+    answer by the deadline ``safety`` decides (a team's slam too, §6.1)."""
+    if state.phase == MOON and state.shooter and state.shooter[0] == seat:
+        return ChooseMoon(seat, "safety")
+    return None
 
 
 def card_ahead(session: Session, turn: Turn, seat: int, default_bot: str) -> str | None:
