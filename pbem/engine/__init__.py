@@ -29,20 +29,23 @@ from .events import (
     HandDealt,
     HandScored,
     HeartsBroken,
+    KittyDiscarded,
+    KittyTaken,
     Moon,
     MoonChoiceNeeded,
     PassesExchanged,
     TrickWon,
     event_to_dict,
 )
-from .moves import ChooseMoon, Deal, Move, PassCards, PlayCard, apply, move_from_dict, move_to_dict, replay
-from .rules import PRESETS, Rules
-from .state import DEAL, MOON, OVER, PASS, PLAY, GameState, new_game
+from .moves import ChooseMoon, Deal, DiscardKitty, Move, PassCards, PlayCard, apply, move_from_dict, move_to_dict, replay
+from .rules import PRESETS, TEAMS, Rules
+from .state import DEAL, DISCARD, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
 from .view import seat_view
 
 
 def deck_in_play(rules: Rules) -> tuple[str, ...]:
-    """The cards in play under ``rules`` (52 minus ``removed_cards``), in canonical order."""
+    """The cards in play under ``rules`` (52 minus ``removed_cards``; a kitty's cards included), in
+    canonical order."""
     return rules.table.deck_cards
 
 
@@ -70,9 +73,9 @@ __all__ = [
     "CARD_NAMES", "RANKS", "SUITS", "canonical",
     "IllegalMove", "InvalidRules", "Reason",
     "Event", "HandDealt", "CardsPassed", "PassesExchanged", "CardPlayed", "HeartsBroken", "TrickWon",
-    "MoonChoiceNeeded", "Moon", "HandScored", "GameOver", "event_to_dict",
-    "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "apply", "move_to_dict", "move_from_dict", "replay",
-    "PRESETS", "Rules",
-    "GameState", "new_game", "DEAL", "PASS", "PLAY", "MOON", "OVER",
+    "KittyTaken", "KittyDiscarded", "MoonChoiceNeeded", "Moon", "HandScored", "GameOver", "event_to_dict",
+    "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "DiscardKitty", "apply", "move_to_dict", "move_from_dict",
+    "replay", "PRESETS", "TEAMS", "Rules",
+    "GameState", "new_game", "DEAL", "PASS", "PLAY", "DISCARD", "MOON", "OVER", "PHASES",
     "seat_view", "deck_in_play", "shuffled_deck", "trick_winner", "card_points",
 ]

@@ -35,6 +35,8 @@ class Reason(str, Enum):
     BAD_MOON_CHOICE = "BAD_MOON_CHOICE"  # {choice}
     BAD_DECK = "BAD_DECK"  # {problem}
     BAD_SEAT = "BAD_SEAT"  # {seat}
+    NOT_THE_KITTY_TAKER = "NOT_THE_KITTY_TAKER"  # {seat, taker}
+    WRONG_DISCARD_COUNT = "WRONG_DISCARD_COUNT"  # {expected, given}
 
 
 class IllegalMove(Exception):

@@ -61,6 +61,7 @@ class MoonChoiceNeeded:
 
     seat: int
     kind: str  # "moon" or "sun"
+    team: bool = False  # a team slam (RULES.md §6.1 team mode): ``seat`` chooses for the team
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,22 @@ class Moon:
     seat: int
     kind: str  # "moon" (every penalty card) or "sun" (every trick)
     scoring: str  # "old" (others take M) or "new" (shooter takes −M)
+    team: bool = False  # a team slam (RULES.md §6.1): ``seat`` is the slamming team's latest trick winner
+
+
+@dataclass(frozen=True)
+class KittyTaken:
+    """RULES.md §6.2: ``seat`` took the kitty at the end of trick ``trick_no`` (its cards are private)."""
+
+    seat: int
+    trick_no: int
+
+
+@dataclass(frozen=True)
+class KittyDiscarded:
+    """``kitty_exchange``: the kitty's taker discarded as many cards face down (which: private)."""
+
+    seat: int
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,8 @@ class HandScored:
     totals: tuple[int, ...]
     moon: Moon | None
     tricks_won: tuple[int, ...]
+    team_points: tuple[int, ...] = ()  # by team, with a partnership (individual mode: partners' sums)
+    team_totals: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,9 +103,11 @@ class GameOver:
     winners: tuple[int, ...]
     ranking: tuple[int, ...]
     totals: tuple[int, ...]
+    team_totals: tuple[int, ...] = ()
 
 
-Event = HandDealt | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | MoonChoiceNeeded | HandScored | GameOver
+Event = (HandDealt | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | KittyTaken
+         | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
 
 _NAMES = {
     HandDealt: "hand_dealt",
@@ -95,6 +116,8 @@ _NAMES = {
     CardPlayed: "card_played",
     HeartsBroken: "hearts_broken",
     TrickWon: "trick_won",
+    KittyTaken: "kitty_taken",
+    KittyDiscarded: "kitty_discarded",
     MoonChoiceNeeded: "moon_choice_needed",
     HandScored: "hand_scored",
     GameOver: "game_over",

@@ -41,7 +41,15 @@ class ChooseMoon:
     choice: str  # "old", "new", or "safety" (the rule applied when the shooter does not answer)
 
 
-Move = Deal | PassCards | PlayCard | ChooseMoon
+@dataclass(frozen=True)
+class DiscardKitty:
+    """``kitty_exchange`` (RULES.md §6.2): the kitty's taker discards this many cards face down."""
+
+    seat: int
+    cards: tuple[str, ...]
+
+
+Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty
 
 
 def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
@@ -58,6 +66,8 @@ def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
         new = state._deal(move.deck, move.pass_direction, out)
     elif isinstance(move, ChooseMoon):
         new = state._choose_moon(move.seat, move.choice, out)
+    elif isinstance(move, DiscardKitty):
+        new = state._discard(move.seat, tuple(move.cards), out)
     else:
         raise TypeError(f"not a move: {move!r}")
     return new, tuple(out)
@@ -76,6 +86,8 @@ def move_to_dict(move: Move) -> dict[str, Any]:
         return {"type": "play", "seat": move.seat, "card": move.card}
     if isinstance(move, ChooseMoon):
         return {"type": "moon", "seat": move.seat, "choice": move.choice}
+    if isinstance(move, DiscardKitty):
+        return {"type": "discard", "seat": move.seat, "cards": list(move.cards)}
     raise TypeError(f"not a move: {move!r}")
 
 
@@ -89,6 +101,8 @@ def move_from_dict(d: Mapping[str, Any]) -> Move:
         return PlayCard(int(d["seat"]), d["card"])
     if kind == "moon":
         return ChooseMoon(int(d["seat"]), d["choice"])
+    if kind == "discard":
+        return DiscardKitty(int(d["seat"]), tuple(d["cards"]))
     raise ValueError(f"unknown move type {kind!r}")
 
 

@@ -23,6 +23,13 @@ FIRST_LEADS = ("two_of_clubs", "any_club", "left_of_dealer")
 HEART_VALUES = ("one", "spot", "spot_capped")
 MOONS = ("old", "new", "choice", "safety", "none")
 TIES = ("play_on", "share")
+PARTNERSHIPS = ("none", "team", "individual")
+PARTNER_MOONS = ("spared", "charged")
+KITTIES = ("none", "penalty", "first_trick", "first_penalty")
+#: RULES.md §6.8: the player counts each kitty form allows.
+KITTY_PLAYERS: dict[str, tuple[int, ...]] = {"penalty": (4,), "first_trick": (3, 5), "first_penalty": (3, 5)}
+#: RULES.md §6.1: partners sit opposite.
+TEAMS = ((0, 2), (1, 3))
 
 #: RULES.md §4: the cards taken out for each number of players.
 REMOVED_BY_PLAYERS: dict[int, tuple[str, ...]] = {
@@ -68,6 +75,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "qs_penalty": 5,
         "extra_penalties": {"JC": 2},
     },
+    # RULES.md §6 presets
+    "partnership": {"partnership": "team"},
+    "partnership-individual": {"partnership": "individual"},
+    "kitty": {"kitty": "penalty"},
 }
 
 #: Preset-specific cards removed for a number of players, where they differ from §4.
@@ -102,6 +113,11 @@ class Rules:
     exact_target_reset: int | None = None
     tie: str = "play_on"
     lowest_wins: bool = True
+    partnership: str = "none"
+    partner_moon: str = "spared"
+    pass_to_partner: bool = False
+    kitty: str = "none"
+    kitty_exchange: bool = False
     preset: str = field(default="standard", compare=True)
 
     def __post_init__(self) -> None:
@@ -110,7 +126,8 @@ class Rules:
             raise InvalidRules("BAD_PLAYERS", players=self.players)
         removed = self.removed_cards
         if removed is None:
-            removed = REMOVED_BY_PLAYERS[self.players]
+            # RULES.md §6.8: a kitty replaces §4's removed cards.
+            removed = () if self.kitty != "none" else REMOVED_BY_PLAYERS[self.players]
         set_(self, "removed_cards", tuple(sorted({_card(c, "removed_cards") for c in removed}, key=CARD_INDEX.get)))
         cycle = self.pass_cycle if self.pass_cycle is not None else default_pass_cycle(self.players)
         if isinstance(cycle, str):
@@ -138,7 +155,7 @@ class Rules:
         options.update(overrides)
         players = options.get("players", 4)
         special = _PRESET_REMOVED.get(preset, {})
-        if "removed_cards" not in overrides and players in special:
+        if "removed_cards" not in overrides and players in special and options.get("kitty", "none") == "none":
             options["removed_cards"] = special[players]
         options["preset"] = preset
         return cls(**options)
@@ -185,11 +202,24 @@ class Rules:
                 overrides["removed_cards"] = _preset_deck_and_cycle(self.preset, players)[0]
             if "pass_cycle" not in overrides and self.pass_cycle == old_cycle:
                 overrides["pass_cycle"] = _preset_deck_and_cycle(self.preset, players)[1]
+        if (overrides.get("kitty", "none") != "none" and self.kitty == "none" and "removed_cards" not in overrides
+                and overrides.get("removed_cards", self.removed_cards)
+                == _preset_deck_and_cycle(self.preset, self.players)[0]):
+            overrides["removed_cards"] = ()  # a kitty replaces the count's removed cards (RULES.md §6.8)
         return dataclasses.replace(self, **overrides)
 
     @cached_property
     def table(self) -> "Table":
         return Table(self)
+
+    @property
+    def teams(self) -> tuple[tuple[int, int], ...]:
+        """The partnerships, ``((0, 2), (1, 3))`` (RULES.md §6.1), or ``()`` without one."""
+        return TEAMS if self.partnership != "none" else ()
+
+    def team_of(self, seat: int) -> int | None:
+        """The team (0 or 1) of ``seat`` with a partnership, else None."""
+        return seat % 2 if self.partnership != "none" else None
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(Rules))
@@ -243,6 +273,9 @@ def _heart_value(rank: int, scheme: str) -> int:
 def _validate(r: Rules) -> "Table":
     n = r.players
     for name, value, choices in (
+        ("partnership", r.partnership, PARTNERSHIPS),
+        ("partner_moon", r.partner_moon, PARTNER_MOONS),
+        ("kitty", r.kitty, KITTIES),
         ("first_lead", r.first_lead, FIRST_LEADS),
         ("heart_values", r.heart_values, HEART_VALUES),
         ("moon", r.moon, MOONS),
@@ -251,13 +284,27 @@ def _validate(r: Rules) -> "Table":
         if value not in choices:
             raise InvalidRules("BAD_CHOICE", option=name, value=value, choices=list(choices))
     for name in ("no_pts_on_first_trick", "must_break_hearts", "qs_breaks_hearts", "qs_lead_needs_broken_hearts",
-                 "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins"):
+                 "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins", "pass_to_partner", "kitty_exchange"):
         if not isinstance(getattr(r, name), bool):
             raise InvalidRules("NOT_A_BOOL", option=name, value=getattr(r, name))
     for name in ("pass_count", "qs_penalty", "jd_bonus", "avoid_all_tricks_bonus", "target"):
         if not isinstance(getattr(r, name), int) or isinstance(getattr(r, name), bool):
             raise InvalidRules("NOT_AN_INT", option=name, value=getattr(r, name))
-    in_play = 52 - len(r.removed_cards or ())
+    if r.partnership != "none" and n != 4:
+        raise InvalidRules("PARTNERSHIP_NEEDS_FOUR_PLAYERS", players=n)
+    if r.pass_to_partner and r.partnership == "none":
+        raise InvalidRules("PASS_TO_PARTNER_NEEDS_PARTNERSHIP")
+    kitty_size = 0
+    if r.kitty != "none":
+        allowed = KITTY_PLAYERS[r.kitty]
+        if n not in allowed:
+            raise InvalidRules("KITTY_NEEDS_PLAYERS", kitty=r.kitty, players=n, allowed=list(allowed))
+        if r.removed_cards:
+            raise InvalidRules("KITTY_WITH_REMOVED_CARDS", kitty=r.kitty)
+        kitty_size = 4 if r.kitty == "penalty" else 52 % n
+    elif r.kitty_exchange:
+        raise InvalidRules("KITTY_EXCHANGE_NEEDS_KITTY")
+    in_play = 52 - len(r.removed_cards or ()) - kitty_size
     if in_play % n:
         raise InvalidRules("DECK_DOES_NOT_DIVIDE", cards=in_play, players=n)
     hand_size = in_play // n
@@ -314,7 +361,11 @@ class Table:
         self.deck_mask = FULL_DECK & ~removed
         self.deck_size = self.deck_mask.bit_count()
         self.deck_cards = tuple(c for i, c in enumerate(CARD_NAMES) if self.deck_mask >> i & 1)
-        self.hand_size = self.deck_size // r.players
+        # RULES.md §6.2: the kitty is the first kitty_size cards of the deck, in play but not dealt.
+        self.kitty_form = r.kitty
+        self.kitty_size = 0 if r.kitty == "none" else 4 if r.kitty == "penalty" else 52 % r.players
+        self.kitty_exchange = r.kitty_exchange
+        self.hand_size = (self.deck_size - self.kitty_size) // r.players
         extra = dict(r.extra_penalties)
         values = []
         for i, name in enumerate(CARD_NAMES):
@@ -355,12 +406,25 @@ class Table:
         # options, through who takes which trick.
         self.scoring_mask = self.penalty_mask | self.bonus_bit
         self.tricks_matter = r.sun or r.avoid_all_tricks_bonus != 0
+        # RULES.md §6.1: "team" pools partners' tricks and scores; "individual" scores alone and
+        # ranks by the partners' sums.
+        self.partnership = r.partnership
+        self.team = r.partnership == "team"
+        self.individual = r.partnership == "individual"
+        self.partner_spared = r.partner_moon == "spared"
+        self.pass_to_partner = r.pass_to_partner
+        # Checked once a trick is complete (never on the standard game's card plays): the kitty's
+        # taking and the team mode's latest trick winners.
+        self.trick_hook = bool(self.kitty_size) or self.team
 
     def pass_direction(self, hand_no: int) -> str:
         """The pass direction of hand ``hand_no`` (1-based)."""
         if not self.pass_count:
             return "hold"
-        return self.pass_cycle[(hand_no - 1) % len(self.pass_cycle)]
+        direction = self.pass_cycle[(hand_no - 1) % len(self.pass_cycle)]
+        if self.pass_to_partner and direction != "hold":
+            return "across"  # RULES.md §6.1, §6.8: every passing hand passes to the partner
+        return direction
 
 
 def closest_name(word: str, names: Any) -> str | None:

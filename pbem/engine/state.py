@@ -45,7 +45,8 @@ from .errors import IllegalMove, Reason
 from .rules import PASS_DIRECTIONS, Rules, Table
 
 DEAL, PASS, PLAY, MOON, OVER = "deal", "pass", "play", "moon", "over"
-PHASES = (DEAL, PASS, PLAY, MOON, OVER)
+DISCARD = "discard"  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
+PHASES = (DEAL, PASS, PLAY, DISCARD, MOON, OVER)
 MOON_CHOICES = ("old", "new", "safety")
 
 
@@ -63,6 +64,20 @@ class _Hand(NamedTuple):
     history: tuple[tuple[tuple[int, ...], tuple[int, ...], "ev.Moon | None"], ...]  # (points, totals, moon)
     shooter: tuple[int, str] | None  # (seat, kind) awaiting the moon choice
     winners: tuple[int, ...]  # once OVER
+    v: "_Variant"  # the §6 variants' state of this hand (_NO_VARIANT in the standard game)
+
+
+class _Variant(NamedTuple):
+    """What the §6 variants add to a hand; changed only at a trick's end or by a variant's move."""
+
+    kitty: int  # mask of the kitty's cards (RULES.md §6.2)
+    kitty_taker: int  # seat that took it, -1 while it lies on the table
+    kitty_trick: int  # the trick at whose end it was taken, 0 before
+    discarded: int  # kitty_exchange: mask of the taker's face-down discards
+    team_last: tuple[int, int]  # team mode: the seat that won each team's latest trick, -1 before
+
+
+_NO_VARIANT = _Variant(0, -1, 0, 0, (-1, -1))
 
 
 class _Tricks(NamedTuple):
@@ -105,7 +120,7 @@ class GameState:
         s.to_move = -1
         s.hearts_broken = False
         s._legal = -1
-        s._h = _Hand(rules, 0, n - 1, "hold", (), (None,) * n, zeros, zeros, (), None, ())
+        s._h = _Hand(rules, 0, n - 1, "hold", (), (None,) * n, zeros, zeros, (), None, (), _NO_VARIANT)
         s._k = _Tricks(-1, 0, 0, 0, 0, None)
         return s
 
@@ -154,6 +169,83 @@ class GameState:
         packed = self._k.tricks_won
         return tuple(packed >> 8 * seat & 0xFF for seat in range(self.t.players))
     last_trick = property(lambda self: self._k.last_trick)
+
+    # -- the §6 variants ------------------------------------------------------------------------
+
+    @property
+    def kitty(self) -> tuple[str, ...]:
+        """The kitty's cards (RULES.md §6.2; ``()`` without one). Hidden information: a seat may be
+        shown them only once it took the kitty (see ``seat_view``)."""
+        return cards_of(self._h.v.kitty)
+
+    @property
+    def kitty_taker(self) -> int | None:
+        """The seat that took the kitty this hand, or None while it lies on the table."""
+        taker = self._h.v.kitty_taker
+        return None if taker < 0 else taker
+
+    @property
+    def kitty_trick(self) -> int | None:
+        """The trick at whose end the kitty was taken (1-based), or None while it lies."""
+        return self._h.v.kitty_trick or None
+
+    @property
+    def discarded(self) -> tuple[str, ...]:
+        """``kitty_exchange``: the cards the kitty's taker discarded face down to their tricks (they
+        are in ``taken``/``points`` of the taker); ``()`` before the discard. Private to the taker."""
+        return cards_of(self._h.v.discarded)
+
+    kitty_discards = discarded
+
+    @property
+    def discard_count(self) -> int:
+        """How many cards the kitty's taker discards (``kitty_exchange``: the kitty's size), else 0."""
+        return self.t.kitty_size if self.t.kitty_exchange else 0
+
+    def discard_choices(self) -> tuple[str, ...]:
+        """DISCARD phase: the cards the taker may discard (any ``discard_count`` distinct ones)."""
+        if self.phase != DISCARD:
+            return ()
+        return self.hand(self._h.v.kitty_taker)
+
+    def moon_choices(self) -> tuple[str, ...]:
+        """MOON phase: what the shooter may answer (``old``, ``new``, or ``safety``)."""
+        return MOON_CHOICES if self.phase == MOON else ()
+
+    def face_down_mask(self) -> int:
+        """The cards in the kitty taker's tricks that no other seat has seen: the kitty (or, with
+        ``kitty_exchange``, the discards) once taken; 0 otherwise."""
+        v = self._h.v
+        if v.kitty_taker < 0:
+            return 0
+        return v.discarded if self.t.kitty_exchange else v.kitty
+
+    def public_taken(self) -> tuple[int, ...]:
+        """``taken`` as the whole table knows it: the face-down kitty cards left out."""
+        hidden = ~self.face_down_mask()
+        return tuple(m & hidden for m in self.taken)
+
+    def public_points(self) -> tuple[int, ...]:
+        """``points`` as the whole table knows it: the face-down kitty cards' points left out."""
+        hidden = self.face_down_mask()
+        if not hidden:
+            return self.points
+        values = self.t.values
+        lost = sum(values[i] for i in range(52) if hidden >> i & 1)
+        taker = self._h.v.kitty_taker
+        return tuple(p - lost if seat == taker else p for seat, p in enumerate(self.points))
+
+    @property
+    def team_totals(self) -> tuple[int, ...]:
+        """By team (RULES.md §6.1): team mode the team's total, individual mode the partners' sum;
+        ``()`` without a partnership."""
+        t = self.t
+        totals = self._h.totals
+        if t.team:
+            return (totals[0], totals[1])
+        if t.individual:
+            return (totals[0] + totals[2], totals[1] + totals[3])
+        return ()
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -209,6 +301,8 @@ class GameState:
             return (self.to_move,)
         if self.phase == MOON and self.shooter is not None:
             return (self.shooter[0],)
+        if self.phase == DISCARD:
+            return (self._h.v.kitty_taker,)
         return ()
 
     def legal_mask(self) -> int:
@@ -236,7 +330,9 @@ class GameState:
                     legal = QS_BIT
         elif first and t.first_lead != "left_of_dealer":
             if t.first_lead == "two_of_clubs":
-                legal = 1 << t.lowest_club
+                # The leader holds the lowest club dealt (RULES.md §6.2: with a kitty, not always 2C).
+                legal = h & CLUBS_MASK
+                legal &= -legal
             else:
                 legal = h & CLUBS_MASK
         else:
@@ -295,6 +391,13 @@ class GameState:
             return True
         if t.avoid_bonus and any(w == 0 for w in self.tricks_won):
             return True
+        if t.team and (t.sun or t.avoid_bonus):
+            won = self.tricks_won
+            if any(won[a] + won[b] in (0, self.tricks_played) for a, b in ((0, 2), (1, 3))):
+                return True
+        v = self._h.v
+        if v.kitty_taker < 0 and v.kitty & t.scoring_mask:
+            return True
         return False
 
     # -- moves ----------------------------------------------------------------------------------
@@ -315,6 +418,11 @@ class GameState:
         """``moon=choice``: the shooter chooses ``old`` (others take M) or ``new`` (shooter takes −M);
         ``safety`` applies the ``moon=safety`` rule (used when the shooter does not answer in time)."""
         return self._choose_moon(seat, choice, None)
+
+    def discard_kitty(self, seat: int, cards: Iterable[str]) -> "GameState":
+        """``kitty_exchange`` (RULES.md §6.2): the kitty's taker, who added it to their hand, discards
+        ``discard_count`` cards face down to their tricks before the next lead."""
+        return self._discard(seat, tuple(cards), None)
 
     # -- move implementations (events appended to ``out`` when it is a list) ----------------------
 
@@ -341,6 +449,8 @@ class GameState:
             raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(bits), expected=t.deck_size)
         hand_no = self.hand_no + 1
         direction = pass_direction or t.pass_direction(hand_no)
+        if t.pass_to_partner and direction != "hold" and direction in PASS_DIRECTIONS:
+            direction = "across"  # RULES.md §6.8: every passing hand passes to the partner
         if direction not in PASS_DIRECTIONS:
             raise IllegalMove(Reason.BAD_DECK, problem="bad_pass_direction", pass_direction=direction)
         if direction != "hold":
@@ -356,7 +466,16 @@ class GameState:
         # together must be exactly the cards in play.
         packed = every = 0
         size = t.hand_size
+        variant = _NO_VARIANT
+        if t.kitty_size:
+            # RULES.md §6.2: the kitty is the first cards of the deck, the rest dealt as usual.
+            kitty = sum(bits[:t.kitty_size])
+            bits = bits[t.kitty_size:]
+            every = kitty if kitty.bit_count() == t.kitty_size else -1
+            variant = _Variant(kitty, -1, 0, 0, (-1, -1))
         for seat in range(n):
+            if every < 0:
+                break
             hand = sum(bits[(seat - dealer - 1) % n::n])
             if hand.bit_count() != size:
                 every = -1
@@ -369,7 +488,7 @@ class GameState:
         h = self._h
         s = self._copy()
         s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(deck), (None,) * n, zeros, h.totals,
-                                  h.history, None, h.winners))
+                                  h.history, None, h.winners, variant))
         s._k = _new_tuple(_Tricks, (-1, 0, 0, 0, 0, None))
         s._hands = packed
         s.trick = ()
@@ -391,6 +510,12 @@ class GameState:
         else:
             bit = 1 << t.lowest_club
             hands = self._hands
+            if t.kitty_size:  # RULES.md §6.2: the lowest club dealt to a player
+                dealt = 0
+                for seat in range(t.players):
+                    dealt |= hands >> 52 * seat & FULL_DECK
+                dealt &= CLUBS_MASK
+                bit = dealt & -dealt
             leader = 0
             while not hands >> 52 * leader & bit:
                 leader += 1
@@ -433,7 +558,7 @@ class GameState:
         passes = list(h.passes)
         passes[seat] = tuple(chosen)
         s._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, tuple(passes),
-                                  h.received, h.totals, h.history, h.shooter, h.winners))
+                                  h.received, h.totals, h.history, h.shooter, h.winners, h.v))
         s._hands = self._hands & ~(mask << 52 * seat)
         if out is not None:
             out.append(ev.CardsPassed(seat))
@@ -458,7 +583,7 @@ class GameState:
                 to = (seat + (1 if direction == "left" else n - 1 if direction == "right" else n // 2)) % n
                 received[to] = sum(map(BIT.__getitem__, chosen))
         self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, direction, h.deck, h.passes, tuple(received),
-                                     h.totals, h.history, h.shooter, h.winners))
+                                     h.totals, h.history, h.shooter, h.winners, h.v))
         self._hands |= _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
@@ -484,7 +609,7 @@ class GameState:
                 return IllegalMove(Reason.MUST_PLAY_QS, card=card, legal=legal_cards)
             return IllegalMove(Reason.NO_POINTS_ON_FIRST_TRICK, card=card, legal=legal_cards)
         if first and t.first_lead == "two_of_clubs":
-            return IllegalMove(Reason.MUST_LEAD_LOWEST_CLUB, card=card, required=CARD_NAMES[t.lowest_club],
+            return IllegalMove(Reason.MUST_LEAD_LOWEST_CLUB, card=card, required=legal_cards[0],
                                legal=legal_cards)
         if first and t.first_lead == "any_club":
             return IllegalMove(Reason.MUST_LEAD_CLUB, card=card, clubs=legal_cards, legal=legal_cards)
@@ -552,8 +677,77 @@ class GameState:
         s.to_move = winner
         if out is not None:
             out.append(ev.TrickWon(played, leader, tuple(CARD_NAMES[c] for c in trick), winner, points))
+        if t.trick_hook:
+            s._after_trick(winner, played, points, out)
         if played == t.hand_size:
             s._end_hand(out)
+        return s
+
+    # -- the §6 variants at a trick's end ---------------------------------------------------------
+
+    def _after_trick(self, winner: int, played: int, points: int, out: list | None) -> None:
+        """(On a fresh copy, a trick just won.) Team mode: remember the team's latest trick winner.
+        Kitty (RULES.md §6.2, §6.8): it goes to the first trick's winner (``first_trick``) or to the
+        winner of the first trick with a penalty card (``penalty``/``first_penalty``), else to the
+        last trick's winner; it joins their tricks, or with ``kitty_exchange`` their hand (then they
+        discard before the next lead; at the last trick there is no lead left, so it joins the
+        tricks)."""
+        t = self.t
+        h = self._h
+        v = h.v
+        if t.team:
+            last = (winner, v.team_last[1]) if winner % 2 == 0 else (v.team_last[0], winner)
+            v = v._replace(team_last=last)
+        if v.kitty_taker < 0 and t.kitty_size and (
+                (played == 1 if t.kitty_form == "first_trick" else points > 0) or played == t.hand_size):
+            kitty = v.kitty
+            v = v._replace(kitty_taker=winner, kitty_trick=played)
+            if t.kitty_exchange and played < t.hand_size:
+                self._hands |= kitty << 52 * winner
+                self.phase = DISCARD
+                self.to_move = -1
+            else:
+                k = self._k
+                value = sum(t.values[i] for i in range(52) if kitty >> i & 1)
+                self._k = k._replace(taken=k.taken | kitty << 52 * winner, points=k.points + (value << 32 * winner))
+            if out is not None:
+                out.append(ev.KittyTaken(winner, played))
+        self._h = h._replace(v=v)
+
+    def _discard(self, seat: int, cards: tuple[str, ...], out: list | None) -> "GameState":
+        if self.phase != DISCARD:
+            raise self._wrong_phase(DISCARD)
+        self._check_seat(seat)
+        v = self._h.v
+        if seat != v.kitty_taker:
+            raise IllegalMove(Reason.NOT_THE_KITTY_TAKER, seat=seat, taker=v.kitty_taker)
+        t = self.t
+        if len(cards) != t.kitty_size:
+            raise IllegalMove(Reason.WRONG_DISCARD_COUNT, expected=t.kitty_size, given=len(cards))
+        hand = self.hand_mask(seat)
+        mask = 0
+        missing = []
+        for c in cards:
+            i = CARD_INDEX.get(c) if isinstance(c, str) else None
+            if i is None:
+                raise IllegalMove(Reason.UNKNOWN_CARD, text=str(c))
+            if mask >> i & 1:
+                raise IllegalMove(Reason.DUPLICATE_CARD, card=c)
+            if not hand >> i & 1:
+                missing.append(c)
+            mask |= 1 << i
+        if missing:
+            raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
+        s = self._copy()
+        s._hands = self._hands & ~(mask << 52 * seat)
+        k = self._k
+        value = sum(t.values[i] for i in range(52) if mask >> i & 1)
+        s._k = k._replace(taken=k.taken | mask << 52 * seat, points=k.points + (value << 32 * seat))
+        s._h = self._h._replace(v=v._replace(discarded=mask))
+        s.phase = PLAY
+        s.to_move = seat  # the taker won the trick: they lead the next
+        if out is not None:
+            out.append(ev.KittyDiscarded(seat))
         return s
 
     # -- scoring (RULES.md §2 rules 7 to 9, §3) -----------------------------------------------------
@@ -564,7 +758,9 @@ class GameState:
         self.to_move = -1
         shooter = None
         k = self._k
-        if t.sun:
+        if t.team:
+            shooter = self._team_slam()
+        elif t.sun:
             for seat in range(t.players):
                 if k.tricks_won >> 8 * seat & 0xFF == t.hand_size:
                     shooter = (seat, "sun")
@@ -579,13 +775,31 @@ class GameState:
             self.phase = MOON
             h = self._h
             self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes,
-                                         h.received, h.totals, h.history, shooter, h.winners))
+                                         h.received, h.totals, h.history, shooter, h.winners, h.v))
             if out is not None:
-                out.append(ev.MoonChoiceNeeded(*shooter))
+                out.append(ev.MoonChoiceNeeded(shooter[0], shooter[1], t.team))
         elif t.moon == "safety":
-            self._score(ev.Moon(shooter[0], shooter[1], self._safety_choice(shooter)), out)
+            self._score(ev.Moon(shooter[0], shooter[1], self._safety_choice(shooter), t.team), out)
         else:
-            self._score(ev.Moon(shooter[0], shooter[1], t.moon), out)
+            self._score(ev.Moon(shooter[0], shooter[1], t.moon, t.team), out)
+
+    def _team_slam(self) -> tuple[int, str] | None:
+        """Team mode (RULES.md §6.1, §6.8): a team that took every trick (``sun``) or every penalty
+        card (with a moon rule) has slammed; its player who won its latest trick speaks for it."""
+        t = self.t
+        if t.moon == "none":
+            return None
+        taken = self.taken
+        won = self.tricks_won
+        last = self._h.v.team_last
+        for team, (a, b) in enumerate(((0, 2), (1, 3))):
+            if t.sun and won[a] + won[b] == t.hand_size:
+                return (last[team], "sun")
+        pen = t.penalty_mask
+        for team, (a, b) in enumerate(((0, 2), (1, 3))):
+            if pen and (taken[a] | taken[b]) & pen == pen:
+                return (last[team], "moon")
+        return None
 
     def _choose_moon(self, seat: int, choice: str, out: list | None) -> "GameState":
         if self.phase != MOON:
@@ -599,12 +813,14 @@ class GameState:
             choice = self._safety_choice(shooter)
         s = self._copy()
         s._h = self._h._replace(shooter=None)
-        s._score(ev.Moon(shooter[0], shooter[1], choice), out)
+        s._score(ev.Moon(shooter[0], shooter[1], choice, self.t.team), out)
         return s
 
     def _hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
         t = self.t
         n = t.players
+        if t.team:
+            return self._team_hand_points(moon)
         if moon is None:
             points = list(self.points)
             if t.avoid_bonus:
@@ -619,12 +835,41 @@ class GameState:
             else:
                 points = [m] * n
                 points[moon.seat] = 0
+                if t.individual and t.partner_spared:
+                    points[(moon.seat + 2) % 4] = 0  # RULES.md §6.1 partner_moon=spared
         if t.bonus_bit:
             taken = self._k.taken
             for seat in range(n):
                 if taken >> 52 * seat & t.bonus_bit:
                     points[seat] += t.bonus
         return tuple(points)
+
+    def _team_hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
+        """Team mode (RULES.md §6.1): each team scores as one; both partners carry the team's score."""
+        t = self.t
+        if moon is None:
+            per = self.points
+            team = [per[0] + per[2], per[1] + per[3]]
+            if t.avoid_bonus:
+                won = self.tricks_won
+                for k in (0, 1):
+                    if not won[k] + won[k + 2]:
+                        team[k] += t.avoid_bonus
+        else:
+            m = t.moon_total * (2 if moon.kind == "sun" else 1)
+            side = moon.seat % 2
+            if moon.scoring == "new":
+                team = [0, 0]
+                team[side] = -m
+            else:
+                team = [m, m]
+                team[side] = 0
+        if t.bonus_bit:
+            taken = self._k.taken
+            for seat in range(4):
+                if taken >> 52 * seat & t.bonus_bit:
+                    team[seat % 2] += t.bonus
+        return (team[0], team[1], team[0], team[1])
 
     def _new_totals(self, points: tuple[int, ...]) -> tuple[int, ...]:
         t = self.t
@@ -642,9 +887,12 @@ class GameState:
             ended = max(totals) >= t.target
         if not ended:
             return None
+        if t.individual:
+            # RULES.md §6.1: the partners' totals are added; the lower (higher) team sum wins.
+            totals = (totals[0] + totals[2], totals[1] + totals[3]) * 2
         best = min(totals) if t.lowest_wins else max(totals)
         leaders = tuple(s for s, x in enumerate(totals) if x == best)
-        if len(leaders) > 1 and not t.tie_share:
+        if len(leaders) > (2 if t.partnership != "none" else 1) and not t.tie_share:
             return None
         return leaders
 
@@ -652,6 +900,7 @@ class GameState:
         """``moon=safety``: score new if old scores would end the game with the shooter not a winner."""
         old = self._hand_points(ev.Moon(shooter[0], shooter[1], "old"))
         winners = self._winners(self._new_totals(old), self.hand_no)
+        # With a partnership the winners are both seats of a team: this judges the shooter's team.
         return "new" if winners is not None and shooter[0] not in winners else "old"
 
     def _score(self, moon: ev.Moon | None, out: list | None) -> None:
@@ -661,21 +910,27 @@ class GameState:
         h = self._h
         winners = self._winners(totals, h.hand_no)
         self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes, h.received,
-                                     totals, h.history + ((points, totals, moon),), h.shooter, winners or ()))
+                                     totals, h.history + ((points, totals, moon),), h.shooter, winners or (), h.v))
         if out is not None:
-            out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won))
+            out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won,
+                                     _team_values(self.t, points), _team_values(self.t, totals)))
         self.to_move = -1
         if winners is None:
             self.phase = DEAL
             return
         self.phase = OVER
         if out is not None:
-            out.append(ev.GameOver(winners, self.ranking(), totals))
+            out.append(ev.GameOver(winners, self.ranking(), totals, _team_values(self.t, totals)))
 
     def ranking(self) -> tuple[int, ...]:
-        """Seats from the best total to the worst (ties in seat order)."""
+        """Seats from the best total to the worst (ties in seat order); with a partnership by their
+        team's standing (individual mode: the team sum, then the seat's own total)."""
         sign = 1 if self.t.lowest_wins else -1
-        return tuple(sorted(range(self.t.players), key=lambda s: (sign * self.totals[s], s)))
+        totals = self.totals
+        if self.t.individual:
+            sums = (totals[0] + totals[2], totals[1] + totals[3])
+            return tuple(sorted(range(4), key=lambda s: (sign * sums[s % 2], sign * totals[s], s)))
+        return tuple(sorted(range(self.t.players), key=lambda s: (sign * totals[s], s)))
 
     # -- serialisation ----------------------------------------------------------------------------
 
@@ -704,13 +959,15 @@ class GameState:
                 "leader": self.last_trick[0], "cards": [names[i] for i in self.last_trick[1]],
                 "winner": self.last_trick[2], "points": self.last_trick[3]},
             "totals": list(self.totals),
-            "history": [
-                {"points": list(p), "totals": list(tot),
-                 "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring}}
-                for p, tot, m in self.history
-            ],
+            "history": [{"points": list(p), "totals": list(tot), "moon": _moon_dict(m)} for p, tot, m in self.history],
             "shooter": None if self.shooter is None else {"seat": self.shooter[0], "kind": self.shooter[1]},
             "winners": list(self.winners),
+            # RULES.md §6 (older snapshots lack them: from_dict reads the defaults)
+            "kitty": list(self.kitty),
+            "kitty_taker": self.kitty_taker,
+            "kitty_trick": self.kitty_trick,
+            "discarded": list(self.discarded),
+            "team_last": list(self._h.v.team_last),
         }
 
     @classmethod
@@ -759,11 +1016,19 @@ class GameState:
             totals=tuple(d["totals"]),
             history=tuple(
                 (tuple(h["points"]), tuple(h["totals"]),
-                 None if h["moon"] is None else ev.Moon(h["moon"]["seat"], h["moon"]["kind"], h["moon"]["scoring"]))
+                 None if h["moon"] is None else ev.Moon(h["moon"]["seat"], h["moon"]["kind"], h["moon"]["scoring"],
+                                                         bool(h["moon"].get("team", False))))
                 for h in d["history"]
             ),
             shooter=None if sh is None else (sh["seat"], sh["kind"]),
             winners=tuple(d["winners"]),
+            v=_NO_VARIANT if not (d.get("kitty") or d.get("team_last")) else _Variant(
+                mask(d.get("kitty") or ()),
+                -1 if d.get("kitty_taker") is None else d["kitty_taker"],
+                d.get("kitty_trick") or 0,
+                mask(d.get("discarded") or ()),
+                tuple(d.get("team_last") or (-1, -1)),
+            ),
         )
         s._k = _Tricks(
             leader=d["leader"],
@@ -786,6 +1051,25 @@ class GameState:
     def __repr__(self) -> str:
         return (f"<GameState hand {self.hand_no} {self.phase} to_move={self.to_move} "
                 f"trick={[CARD_NAMES[c] for c in self.trick]} totals={list(self.totals)}>")
+
+
+def _moon_dict(m: "ev.Moon | None") -> dict[str, Any] | None:
+    if m is None:
+        return None
+    d: dict[str, Any] = {"seat": m.seat, "kind": m.kind, "scoring": m.scoring}
+    if m.team:
+        d["team"] = True
+    return d
+
+
+def _team_values(t: Table, values: tuple[int, ...]) -> tuple[int, ...]:
+    """By team (RULES.md §6.1): team mode the team's value (partners carry it), individual mode the
+    partners' sum; ``()`` without a partnership."""
+    if t.team:
+        return (values[0], values[1])
+    if t.individual:
+        return (values[0] + values[2], values[1] + values[3])
+    return ()
 
 
 _new_tuple = tuple.__new__  # makes a NamedTuple without its Python-level __new__ (hot path)

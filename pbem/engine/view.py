@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import CARD_NAMES, cards_of
-from .state import MOON, PASS, PLAY, GameState
+from .state import DEAL, MOON, OVER, PASS, PLAY, GameState
 
 
 def seat_view(state: GameState, seat: int) -> dict[str, Any]:
@@ -20,6 +20,12 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
     own_pass = state.passes[seat]
     lt = state.last_trick
     to_act = state.seats_to_act()
+    # RULES.md §6.2: the kitty (or the taker's discards) lies face down in the taker's tricks; the
+    # other seats learn only who took it, until the hand is scored.
+    taker = state.kitty_taker
+    hide = 0 if taker == seat or state.phase in (DEAL, OVER) else state.face_down_mask()
+    taken = state.public_taken() if hide else state.taken
+    points_taken = state.public_points() if hide else state.points_taken()
     view: dict[str, Any] = {
         "seat": seat,
         "players": n,
@@ -39,9 +45,9 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "legal": list(state.legal_cards()) if state.phase == PLAY and state.to_move == seat else [],
         "tricks_played": state.tricks_played,
         "hearts_broken": state.hearts_broken,
-        "taken": [list(cards_of(m)) for m in state.taken],
+        "taken": [list(cards_of(m)) for m in taken],
         "tricks_won": list(state.tricks_won),
-        "points_taken": list(state.points_taken()),
+        "points_taken": list(points_taken),
         "last_trick": None if lt is None else {
             "leader": lt[0],
             "cards": [[(lt[0] + k) % n, names[c]] for k, c in enumerate(lt[1])],
@@ -51,10 +57,21 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "totals": list(state.totals),
         "history": [
             {"points": list(p), "totals": list(t),
-             "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring}}
+             "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring, "team": m.team}}
             for p, t, m in state.history
         ],
         "moon_choice": state.shooter[1] if state.phase == MOON and state.shooter and state.shooter[0] == seat else None,
         "winners": list(state.winners),
+        # RULES.md §6.1, §6.2
+        "teams": [list(team) for team in state.rules.teams],
+        "partner": None if not state.rules.teams else (seat + 2) % 4,
+        "team_totals": list(state.team_totals),
+        "kitty_size": state.t.kitty_size,
+        "kitty_taker": taker,
+        "kitty_trick": state.kitty_trick,
+        "kitty": list(state.kitty) if taker is not None and (taker == seat or state.phase in (DEAL, OVER)) else [],
+        "discarded": list(state.discarded) if taker == seat else [],
+        "discard_count": state.discard_count,
+        "discard_legal": list(state.discard_choices()) if taker == seat else [],
     }
     return view

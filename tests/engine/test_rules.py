@@ -31,6 +31,10 @@ PRESET_CHANGES = {
     "reverse": {"lowest_wins": False, "moon": "none"},
     "hartenjagen": {"removed_cards": tuple(r + s for s in "CDHS" for r in "23456"), "qs_penalty": 5,
                     "extra_penalties": (("JC", 2),)},
+    # RULES.md §6
+    "partnership": {"partnership": "team"},
+    "partnership-individual": {"partnership": "individual"},
+    "kitty": {"kitty": "penalty"},
 }
 
 

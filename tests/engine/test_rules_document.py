@@ -31,6 +31,9 @@ CHOICES = {
     "heart_values": engine_rules.HEART_VALUES,
     "moon": engine_rules.MOONS,
     "tie": engine_rules.TIES,
+    "partnership": engine_rules.PARTNERSHIPS,
+    "partner_moon": engine_rules.PARTNER_MOONS,
+    "kitty": engine_rules.KITTIES,
 }
 CHOICE_WORDS = {word for words in CHOICES.values() for word in words}
 #: Words a new-game mail or the command line takes beside the rules options: the preset (``rules:``,
