@@ -15,13 +15,23 @@ The game page has two sources, both filtered to what the seat may know:
 Moves of a kind this module does not know are left out rather than shown raw: a new kind
 of move must be taught here before the page reveals anything of it.
 
+Teams and the kitty (RULES.md §6.1, §6.2) come from :mod:`pbem.services.seat_knowledge`, for the
+state and for each hand of the log alike: everyone sees the teams, the team totals and who took
+the kitty at which trick; the kitty's cards (and a ``kitty_exchange`` taker's face-down discards)
+only its taker, until every trick of that hand is played.  The other seats' view of what the taker
+has taken, and of its points so far, leaves them out.
+
 The replay shows every trick of every hand of a game. What it shows depends on whether the game
 is over:
 
 * while the game is on, only what the seat may see (:func:`visible_history`): every trick
   played, its own passes, the results;
-* once it is over (finished, or called off), everything: each hand's deal as dealt, every
-  seat's pass, every trick and result, so the players can go over the game together.
+* once it is over (finished, or called off), everything: each hand's deal as dealt (the
+  kitty too), every seat's pass, every trick and result, so the players can go over the game
+  together.
+
+So a finished hand's kitty shows in the replay during the game as on the game page (the cards
+are no secret once every other card of the hand is played); the current hand's, only to its taker.
 
 The hands as dealt come from replaying the move log through the engine (the log holds each
 deal's whole deck), never from a second record of them.
@@ -37,8 +47,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbem.db.models import Game, Move, Seat
-import pbem.engine as engine
-from pbem.engine import GameState, PassCards, Rules, apply, card_points, move_from_dict, seat_view, trick_winner
+from pbem.engine import (
+    DiscardKitty,
+    GameState,
+    KittyTaken,
+    PassCards,
+    Rules,
+    apply,
+    card_points,
+    move_from_dict,
+    seat_view,
+    trick_winner,
+)
 from pbem.mail.cards_display import group_by_suit
 
 from .mailing import seat_names
@@ -63,10 +83,6 @@ __all__ = [
 ]
 
 OVER_STATUSES = ("finished", "aborted")
-
-# The kitty's move and event (RULES.md §6.2), while the engine part is landing.
-_DISCARD_KITTY: type = getattr(engine, "DiscardKitty", type(None))
-_KITTY_TAKEN: type = getattr(engine, "KittyTaken", type(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +178,7 @@ def visible_history(
     close_trick(force=True)
     for hand, result in zip(hands, results):
         hand.result = result
-    if getattr(rules.table, "kitty_size", 0):
+    if rules.table.kitty_size:
         for hand, kitty in zip(hands, kitty_history(moves_seen, rules)):
             sees = kitty.taker is not None and (kitty.taker == seat or kitty.over)
             hand.kitty_taker, hand.kitty_trick = kitty.taker, kitty.trick
@@ -191,13 +207,13 @@ def kitty_history(moves: Iterable[LoggedMove], rules: Rules) -> list[KittyLog]:
         move = move_from_dict(dict(logged.payload))
         state, events = apply(state, move)
         if logged.kind == "deal":
-            logs.append(KittyLog(cards=tuple(getattr(state, "kitty", ()))))
+            logs.append(KittyLog(cards=state.kitty))
         elif not logs:
             continue
-        if isinstance(move, _DISCARD_KITTY):
+        if isinstance(move, DiscardKitty):
             logs[-1] = replace(logs[-1], discarded=tuple(move.cards))
         for event in events:
-            if isinstance(event, _KITTY_TAKEN):
+            if isinstance(event, KittyTaken):
                 logs[-1] = replace(logs[-1], taker=event.seat, trick=event.trick_no)
         if logs[-1].taker is not None and hand_over(state):
             logs[-1] = replace(logs[-1], over=True)
@@ -235,9 +251,6 @@ def visible_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any
     view["points_taken"] = list(facts.points)
     for key in ("kitty", "discarded", "kitty_discards"):
         view.pop(key, None)  # only through ``facts``, which knows who may see them
-    for entry, (_points, _totals, moon) in zip(view["history"], state.history):
-        if entry.get("moon") is not None:
-            entry["moon"] = {**entry["moon"], "team": bool(getattr(moon, "team", False))}
     return view
 
 
@@ -325,7 +338,7 @@ def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[_Dealt]
         state, _events = apply(state, move)
         if logged.kind == "deal":
             dealt = tuple(tuple(state.hand(s)) for s in range(rules.players))
-            hands.append((dealt, [None] * rules.players, tuple(getattr(state, "kitty", ()))))
+            hands.append((dealt, [None] * rules.players, state.kitty))
         elif isinstance(move, PassCards) and hands:
             hands[-1][1][move.seat] = tuple(move.cards)
     return hands

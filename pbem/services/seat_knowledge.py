@@ -8,19 +8,21 @@ the cards the taker holds that way are left out of what it has taken, and their 
 points so far (else the taker's points would jump by the kitty's value, which tells what it held).
 
 Once a hand's tricks are all played, the kitty (and the discards) may be shown to the whole table:
-every other card of the hand has been played face up, so they are no secret any more (the pages'
-choice; README, "The game page").
+every other card of the hand has been played face up, so they are no secret any more (this
+module's choice; the engine's ``seat_view`` waits for the hand's score).
 
 Pure: imports the engine only (mails and pages both use it, without an import cycle).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pbem.engine import CARD_NAMES, DEAL, MOON, OVER, GameState, Rules, card_points
+from pbem.engine import DEAL, MOON, OVER, GameState, Rules
+from pbem.engine.cards import cards_of
 
-__all__ = ["SeatFacts", "discards_of", "hand_over", "hidden_from", "seat_facts", "team_values", "teams_of"]
+__all__ = ["SeatFacts", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +59,15 @@ class SeatFacts:
 
 def teams_of(rules: Rules) -> tuple[tuple[int, ...], ...]:
     """The teams of ``rules`` (RULES.md §6.1: partners sit opposite), ``()`` without a partnership."""
-    teams = getattr(rules, "teams", ())
-    return tuple(tuple(team) for team in teams)
+    return tuple(tuple(team) for team in rules.teams)
 
 
-def team_values(rules: Rules, by_seat: tuple[int, ...] | list[int]) -> tuple[int, ...]:
-    """Per-seat values summed per team: in ``team`` mode partners carry the team's value already
-    (RULES.md §6.8: per-seat scores are not kept), so the team's value is its first seat's."""
-    teams = teams_of(rules)
-    if getattr(rules, "partnership", "none") == "team":
+def team_values(rules: Rules, by_seat: Sequence[int]) -> tuple[int, ...]:
+    """Per-seat values by team: in ``team`` mode partners carry the team's value already (RULES.md
+    §6.8: per-seat scores are not kept), so a team's value is its first seat's; in ``individual``
+    mode the partners' sum (RULES.md §6.1)."""
+    teams = rules.teams
+    if rules.partnership == "team":
         return tuple(by_seat[team[0]] for team in teams)
     return tuple(sum(by_seat[s] for s in team) for team in teams)
 
@@ -75,59 +77,36 @@ def hand_over(state: GameState) -> bool:
     return state.hand_no > 0 and state.phase in (DEAL, MOON, OVER)
 
 
-def hidden_from(state: GameState, seat: int) -> tuple[str, ...]:
-    """The cards in the kitty taker's tricks that ``seat`` may not see (empty for the taker, and once
-    the hand is over): the kitty itself, or with ``kitty_exchange`` the taker's discards."""
-    taker = getattr(state, "kitty_taker", None)
-    if taker is None or taker == seat or hand_over(state):
-        return ()
-    if getattr(state.rules, "kitty_exchange", False):
-        return discards_of(state)
-    return tuple(getattr(state, "kitty", ()) or ())
-
-
-def discards_of(state: GameState) -> tuple[str, ...]:
-    """The taker's face-down discards (``kitty_exchange``), ``()`` before them or without them."""
-    return tuple(getattr(state, "kitty_discards", None) or getattr(state, "discarded", None) or ())
-
-
-def _names(mask: int) -> tuple[str, ...]:
-    return tuple(CARD_NAMES[i] for i in range(52) if mask >> i & 1)
+def sees_kitty(state: GameState, seat: int) -> bool:
+    """``seat`` may be shown the kitty's cards (and the discards): it took them, or every trick of
+    the hand is played (RULES.md §6.2)."""
+    taker = state.kitty_taker
+    return taker is not None and (taker == seat or hand_over(state))
 
 
 def seat_facts(state: GameState, seat: int) -> SeatFacts:
     """What ``seat`` may know of the teams and the kitty of ``state``."""
     rules = state.rules
     teams = teams_of(rules)
-    partnership = str(getattr(rules, "partnership", "none"))
-    taker = getattr(state, "kitty_taker", None)
-    hidden = hidden_from(state, seat)
-    points = list(state.points)
-    taken = [_names(mask) for mask in state.taken]
-    if hidden and taker is not None:
-        secret = frozenset(hidden)
-        points[taker] -= card_points(rules, [c for c in taken[taker] if c in secret])
-        taken[taker] = tuple(c for c in taken[taker] if c not in secret)
-    open_ = hand_over(state)
-    sees = taker is not None and (taker == seat or open_)
-    kitty = tuple(getattr(state, "kitty", ()) or ()) if sees else ()
-    discarded = discards_of(state) if sees else ()
-    partner = next((s for team in teams if seat in team for s in team if s != seat), None)
-    engine_team_totals = getattr(state, "team_totals", None)
-    team_totals = tuple(engine_team_totals) if engine_team_totals else team_values(rules, state.totals)
+    taker = state.kitty_taker
+    sees = sees_kitty(state, seat)
+    # The engine says which cards lie face down in the taker's tricks (one place for that rule).
+    public = taker is None or sees
+    points = state.points if public else state.public_points()
+    taken = state.taken if public else state.public_taken()
     return SeatFacts(
         seat=seat,
-        partnership=partnership,
+        partnership=rules.partnership,
         teams=teams,
-        partner=partner,
-        team_totals=team_totals if teams else (),
-        team_points=tuple(sum(points[s] for s in team) for team in teams),
+        partner=next((s for team in teams if seat in team for s in team if s != seat), None),
+        team_totals=tuple(state.team_totals),
+        team_points=tuple(sum(points[s] for s in team) for team in teams),  # the tricks' points, pooled
         points=tuple(points),
-        taken=tuple(taken),
-        kitty_size=int(getattr(rules.table, "kitty_size", 0) or 0),
+        taken=tuple(cards_of(mask) for mask in taken),
+        kitty_size=rules.table.kitty_size,
         kitty_taker=taker,
-        kitty_trick=getattr(state, "kitty_trick", None) if taker is not None else None,
-        kitty=kitty,
-        discarded=discarded,
-        kitty_open=open_ and taker is not None,
+        kitty_trick=state.kitty_trick if taker is not None else None,
+        kitty=tuple(state.kitty) if sees else (),
+        discarded=tuple(state.discarded) if sees else (),
+        kitty_open=taker is not None and hand_over(state),
     )
