@@ -1,13 +1,14 @@
 """Computer players: ``random``, ``heuristic`` and ``strong``.
 
-Every bot answers three questions from what its seat may know (a :class:`BotView`, or the engine's
+Every bot answers four questions from what its seat may know (a :class:`BotView`, or the engine's
 ``seat_view`` dict) and answers with canonical cards::
 
     bot = get_bot("strong", seed=7)
     view = bot_view(state, seat)            # or BotView.from_moves(rules, moves, seat)
     bot.choose_pass(view)   # -> ["QS", "AH", "KH"]   (phase "pass")
     bot.choose_play(view)   # -> "9C"                 (phase "play", the seat to move)
-    bot.choose_moon(view)   # -> "old" | "new"        (phase "moon", the shooter)
+    bot.choose_moon(view)   # -> "old" | "new"        (phase "moon", the shooter; a team's slam too)
+    bot.choose_discard(view)  # -> ["AS", "KD"]       (phase "discard", kitty_exchange: the taker)
 
 A bot is cheap to make; make one per decision or per game. ``seed`` (int or str) makes its choices
 reproducible.
@@ -31,6 +32,8 @@ class Bot(Protocol):
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str: ...
 
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str: ...
+
+    def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]: ...
 
 
 def _random(seed: Any, **options: Any) -> Bot:

@@ -19,6 +19,22 @@ The rules, as a careful club player would state them:
   least half the moon total): take a trick with points in it, lead your winning heart, and never
   feed the would-be shooter.
 
+With a partnership (RULES.md §6.1; partners sit opposite), what counts is the team's score, so:
+
+- never dump points on a trick the partner is winning (the bonus card, a gift, goes there first);
+  last to play on a clean trick the partner is winning, let the partner have it;
+- a moon is a threat only when the other side is making it (the partner's moon, or the team's slam,
+  is not spoiled);
+- passing to the partner (``pass_to_partner``) cannot move danger out of the team: keep the penalty
+  cards and AS/KS (they are safest where you know them), void a short side suit (so you can discard
+  on the opponents' tricks), give low spades when you hold no high spade (guards for a partner's QS),
+  then the highest plain cards.
+
+With ``kitty_exchange`` the taker discards face down to its own tricks, so a discarded penalty card
+is taken for sure: discard the cards most likely to take tricks that are not penalty cards (AS/KS
+while QS is out, high side cards, the cards of a short suit), a penalty card only when keeping it
+costs more (an unguarded QS, the highest hearts).
+
 The decision functions work on card masks so the ``strong`` player can use them as its fast
 playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
 it does not try to shoot the moon.
@@ -26,6 +42,7 @@ it does not try to shoot the moon.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 from pbem.engine import OVER, GameState
@@ -64,36 +81,72 @@ def _lowest(mask: int) -> int:
 # -- moons ------------------------------------------------------------------------------------------
 
 
-def moon_threat(t: Table, seat: int, points: tuple[int, ...]) -> int:
+def moon_threat(t: Table, seat: int, points: tuple[int, ...], partner: int = -1, team: bool = False) -> int:
     """The seat that looks like shooting the moon (it alone has taken points, at least half the moon
-    total), or -1."""
+    total), or -1. With a partner: never the partner; in ``team`` mode the threat is the other team
+    taking every point so far (the seat returned is one of them: see :func:`threat_seats`)."""
+    threat = threat_seats(t, seat, points, partner, team)
+    return (threat & -threat).bit_length() - 1 if threat else -1
+
+
+def threat_seats(t: Table, seat: int, points: tuple[int, ...], partner: int = -1, team: bool = False) -> int:
+    """The seats (a mask of seat bits) whose moon, or team slam, this seat should spoil; 0 if none."""
     total = sum(points)
     if 2 * total < t.moon_total or not total or t.moon == "none":
-        return -1
+        return 0
+    if team and partner >= 0:
+        n = len(points)
+        ours = points[seat] + points[partner]
+        if ours:
+            return 0
+        return sum(1 << s for s in range(n) if s != seat and s != partner)
     for s, p in enumerate(points):
         if p:
-            return s if p == total and s != seat else -1
-    return -1
+            return 1 << s if p == total and s != seat and s != partner else 0
+    return 0
+
+
+def partners_of(rules: Any) -> tuple[tuple[int, ...], bool]:
+    """By seat, its partner (-1 without a partnership), and whether partners score as one team."""
+    return _partners(rules.partnership, rules.players)
+
+
+@functools.lru_cache(maxsize=16)
+def _partners(mode: str, players: int) -> tuple[tuple[int, ...], bool]:
+    if mode == "none" or players != 4:
+        return (-1,) * players, False
+    return tuple((s + 2) % 4 for s in range(4)), mode == "team"
 
 
 # -- play -------------------------------------------------------------------------------------------
 
 
 def choose_card(t: Table, seat: int, hand: int, legal: int, trick: tuple[int, ...], leader: int,
-                played: int, points: tuple[int, ...]) -> int:
+                played: int, points: tuple[int, ...], partner: int = -1, team: bool = False) -> int:
     """The heuristic's card (an index) for the seat to play.
 
     ``played``: every card played this hand, the trick on the table included; ``points``: penalty
-    points taken by each seat this hand. Uses nothing but this seat's hand and what the table saw.
+    points taken by each seat this hand; ``partner``: this seat's partner (-1 without one), ``team``:
+    partners score as one team. Uses nothing but this seat's hand and what the table saw.
     """
     if not legal & (legal - 1):
         return legal.bit_length() - 1
-    shooter = moon_threat(t, seat, points)
+    shooter = threat_seats(t, seat, points, partner, team)
     if trick:
         if legal & SUIT_MASK_OF[trick[0]]:
-            return _follow(t, legal, trick, leader, shooter)
-        return _discard(t, hand, legal, trick, leader, played, shooter)
+            return _follow(t, legal, trick, leader, shooter, partner)
+        return _discard(t, hand, legal, trick, leader, played, shooter, partner)
     return _lead(t, hand, legal, played, shooter)
+
+
+def _winner(t: Table, trick: tuple[int, ...], leader: int) -> tuple[int, int]:
+    """The card winning the trick so far, and its seat."""
+    led = SUIT_MASK_OF[trick[0]]
+    winning = trick[0]
+    for c in trick:
+        if 1 << c & led and c > winning:
+            winning = c
+    return winning, (leader + trick.index(winning)) % t.players
 
 
 def _trick_value(t: Table, trick: tuple[int, ...]) -> int:
@@ -114,22 +167,17 @@ def _cost(t: Table, c: int) -> int:
     return v
 
 
-def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: int) -> int:
-    led = SUIT_MASK_OF[trick[0]]
-    winning = trick[0]
-    for c in trick:
-        if 1 << c & led and c > winning:
-            winning = c
+def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: int, partner: int = -1) -> int:
+    winning, winner = _winner(t, trick, leader)
     above = legal & ~((2 << winning) - 1)
     below = legal & ((1 << winning) - 1)
     value = _trick_value(t, trick)
     last = len(trick) == t.players - 1
-    if shooter >= 0 and above:
-        winner = (leader + trick.index(winning)) % t.players
-        if winner == shooter and (value > 0 or legal & t.penalty_mask):
+    if shooter and above:
+        if 1 << winner & shooter and (value > 0 or legal & t.penalty_mask):
             return _highest(above)  # take the points away from the would-be shooter
     if below:
-        if last and value <= 0 and above:
+        if last and value <= 0 and above and winner != partner:
             safe = above & ~t.penalty_mask
             if safe:
                 return _highest(safe)  # a free trick: shed the highest card
@@ -142,14 +190,18 @@ def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: 
 
 
 def _discard(t: Table, hand: int, legal: int, trick: tuple[int, ...], leader: int, played: int,
-             shooter: int) -> int:
-    if shooter >= 0:
-        led = SUIT_MASK_OF[trick[0]]
-        winning = max((c for c in trick if 1 << c & led))
-        if (leader + trick.index(winning)) % t.players == shooter:
-            clean = legal & ~t.penalty_mask & ~t.bonus_bit
-            if clean:
-                legal = clean  # do not feed the would-be shooter
+             shooter: int, partner: int = -1) -> int:
+    _winning, winner = _winner(t, trick, leader)
+    if partner >= 0 and winner == partner:
+        if legal & t.bonus_bit:
+            return _highest(legal & t.bonus_bit)  # the bonus card to the partner's trick
+        clean = legal & ~t.penalty_mask
+        if clean:
+            legal = clean  # no points on the partner's trick
+    if shooter and 1 << winner & shooter:
+        clean = legal & ~t.penalty_mask & ~t.bonus_bit
+        if clean:
+            legal = clean  # do not feed the would-be shooter
     outstanding = t.deck_mask & ~played & ~hand
     qs_out = t.values[QS] > 0 and bool(outstanding & QS_BIT)
     values = t.values
@@ -207,7 +259,7 @@ def _lead_candidates(t: Table, legal: int) -> list[int]:
 
 def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
     outstanding = t.deck_mask & ~played & ~hand
-    if shooter >= 0:
+    if shooter:
         hearts = legal & HEARTS_MASK
         if hearts and _highest(hearts) > _highest(outstanding & HEARTS_MASK):
             return _highest(hearts)  # a sure heart trick stops the moon
@@ -299,6 +351,73 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
     return chosen[:count]
 
 
+def choose_partner_pass_cards(t: Table, hand: int, count: int) -> list[int]:
+    """The ``count`` cards to pass to the partner (``pass_to_partner``; see the module docstring)."""
+    if count <= 0:
+        return []
+    qs_counts = t.values[QS] > 0
+    keep = t.penalty_mask | t.bonus_bit
+    if qs_counts:
+        keep |= KS_AS_BITS
+    give = hand & ~keep
+    if give.bit_count() < count:  # a hand of penalty cards and high spades: the least dangerous
+        return _least_dangerous(t, hand, count)
+    chosen: list[int] = []
+    # Void a short side suit (clubs or diamonds, not the bonus card's) if it fits.
+    voidable = []
+    for suit in range(4):
+        if suit in (HEARTS, SPADES):
+            continue
+        cards_in = hand & SUIT_MASK[suit]
+        if cards_in and cards_in.bit_count() <= count and not cards_in & keep:
+            voidable.append((cards_in.bit_count(), -_highest(cards_in), cards_in))
+    if voidable:
+        voidable.sort()
+        chosen += sorted(indices_of(voidable[0][2]), reverse=True)
+    if qs_counts and not hand & (QS_BIT | KS_AS_BITS):
+        low = [c for c in indices_of(hand & _BELOW_QS) if c not in chosen]
+        chosen += low[: max(0, min(2, count - len(chosen)))]  # guards for the partner's QS
+    rest = sorted((c for c in indices_of(give) if c not in chosen), key=lambda c: (-RANK_OF[c], -c))
+    chosen += rest[: count - len(chosen)]
+    return chosen[:count]
+
+
+def _least_dangerous(t: Table, hand: int, count: int) -> list[int]:
+    ranked = choose_pass_cards(t, hand, hand.bit_count())  # most dangerous first
+    return ranked[::-1][:count]
+
+
+def choose_discard_cards(t: Table, hand: int, count: int, played: int = 0) -> list[int]:
+    """``kitty_exchange``: the ``count`` cards of ``hand`` (the kitty in it) to discard face down to
+    this seat's own tricks, the most urgent first. A discarded card is taken for sure, so a card's
+    danger in the hand is weighed against its penalty value."""
+    if count <= 0:
+        return []
+    values = t.values
+    qs_counts = values[QS] > 0
+    outstanding = t.deck_mask & ~played & ~hand
+    qs_out = qs_counts and bool(outstanding & QS_BIT)
+    low_spades = (hand & _BELOW_QS).bit_count()
+
+    def danger(c: int) -> float:
+        bit = 1 << c
+        v = values[c]
+        if bit & t.bonus_bit:
+            return -1000.0  # the bonus card is worth taking
+        if c == QS and qs_counts:
+            return 100.0 - 4 * v if low_spades < 4 else -100.0
+        if bit & KS_AS_BITS and qs_out:
+            return 80.0 + RANK_OF[c] - (10 if low_spades >= 4 else 0)
+        length = (hand & SUIT_MASK_OF[c]).bit_count()
+        short = 6 if length == 1 else 3 if length == 2 else 0
+        if v > 0:
+            return 3.0 * RANK_OF[c] + short - 6 * v  # only high hearts are worth discarding
+        return 2.0 * RANK_OF[c] + short
+
+    ranked = sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
+    return ranked[:count]
+
+
 # -- the moon choice ------------------------------------------------------------------------------
 
 
@@ -326,20 +445,37 @@ def choose_moon_scoring(view: BotView) -> str:
     When the game goes on either way, the shooter best placed afterwards wins the comparison, and
     between equal places old (which brings the end nearer) is taken when the shooter leads or shares
     the lead, new (which keeps the end away) when it trails.
+
+    With a partnership (a team slam, or a moon in ``individual`` mode) the shooter is judged with its
+    partner: the team's totals (team mode) or the partners' sums (individual mode) against the other
+    team's, and a win is the team's (RULES.md §6.1).
     """
     seat = view.seat
     sign = 1 if view.table.lowest_wins else -1
+    teams = view.teams
 
     def rank(scoring: str) -> tuple[int, int]:
         after = _moon_outcome(view, scoring)
+        if teams:
+            mine = view.side(seat)
+            totals = after.team_totals
+            others = [x for side, x in enumerate(totals) if side != mine]
+            me = totals[mine]
+            winning_sides = {view.side(s) for s in after.winners}
+            sole = len(winning_sides) == 1
+            won = mine in winning_sides
+        else:
+            totals = after.totals
+            others = [x for s, x in enumerate(totals) if s != seat]
+            me = totals[seat]
+            sole = len(after.winners) == 1
+            won = seat in after.winners
         if after.phase == OVER:
-            winners = after.winners
-            outcome = 0 if seat not in winners else 3 if len(winners) == 1 else 2
+            outcome = 0 if not won else 3 if sole else 2
         else:
             outcome = 1
-        totals = after.totals
-        # How far ahead of the best other seat the shooter is (negative: behind).
-        margin = min(sign * (x - totals[seat]) for s, x in enumerate(totals) if s != seat)
+        # How far ahead of the best other seat (or team) the shooter is (negative: behind).
+        margin = min(sign * (x - me) for x in others)
         return outcome, margin
 
     old, new = rank("old"), rank("new")
@@ -361,17 +497,45 @@ class HeuristicBot:
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
         v = as_bot_view(view)
-        return [CARD_NAMES[c] for c in choose_pass_cards(v.table, v.hand, v.table.pass_count)]
+        return [CARD_NAMES[c] for c in pass_cards_for(v)]
 
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
         v = as_bot_view(view)
         if not v.legal:
             raise ValueError(f"seat {v.seat} has no card to play now (phase {v.phase})")
-        card = choose_card(v.table, v.seat, v.hand, v.legal, v.trick, v.leader, v.played, v.points)
-        return CARD_NAMES[card]
+        return CARD_NAMES[card_for(v)]
 
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
         return choose_moon_scoring(as_bot_view(view))
 
+    def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        v = as_bot_view(view)
+        return [CARD_NAMES[c] for c in discard_cards_for(v)]
 
-__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_moon_scoring", "moon_threat"]
+
+def pass_cards_for(v: BotView) -> list[int]:
+    """The heuristic's pass from a view: to the partner (``pass_to_partner``) or as usual."""
+    count = v.table.pass_count
+    if v.partner is not None and set(v.pass_targets_of_a_pass(count)) == {v.partner}:
+        return choose_partner_pass_cards(v.table, v.hand, count)
+    return choose_pass_cards(v.table, v.hand, count)
+
+
+def card_for(v: BotView) -> int:
+    """The heuristic's card from a view (the partner taken into account)."""
+    partner = -1 if v.partner is None else v.partner
+    team = v.rules.partnership == "team"
+    return choose_card(v.table, v.seat, v.hand, v.legal, v.trick, v.leader, v.played, v.points, partner, team)
+
+
+def discard_cards_for(v: BotView) -> list[int]:
+    """The heuristic's ``kitty_exchange`` discard from a view: ``v.discard_count`` cards of its hand."""
+    count = v.discard_count or v.kitty_size
+    if v.hand.bit_count() < count:
+        raise ValueError(f"seat {v.seat} has {v.hand.bit_count()} cards, cannot discard {count}")
+    return choose_discard_cards(v.table, v.hand, count, v.played)
+
+
+__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_partner_pass_cards", "choose_discard_cards",
+           "choose_moon_scoring", "moon_threat", "threat_seats", "partners_of", "pass_cards_for", "card_for",
+           "discard_cards_for"]

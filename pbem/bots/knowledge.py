@@ -9,7 +9,14 @@ must agree with everything the seat knows, or the search learns from impossible 
   ``no_pts_on_first_trick``) held only penalty cards; a seat that led a heart before hearts were
   broken held nothing else it could lead; with ``qs_must_drop_when_safe`` a seat that did not drop
   QS when it had to does not hold it;
-- each seat holds as many cards as it has not played.
+- each seat holds as many cards as it has not played;
+- with a kitty (RULES.md §6.2) the unseen cards are in the other hands AND in a hidden *pile* of
+  exactly the kitty's size: the kitty on the table, or in another seat's tricks (its cards, or with
+  ``kitty_exchange`` the taker's discards). Cards passed before play cannot be in a kitty set aside
+  at the deal; a first lead above the lowest club means the lower clubs are in the kitty; after an
+  exchange, what the taker showed before it no longer bounds its hand, and what it was passed (or
+  the clubs the kitty held) is in its hand or its discards. A seat that took the kitty knows it: it
+  has no pile.
 
 :func:`infer` turns a :class:`~pbem.bots.view.BotView` into :class:`Knowledge` (per seat: cards known
 to be there, cards that may be there, how many); :func:`sample_hands` draws a deal from it.
@@ -21,6 +28,8 @@ import random
 from dataclasses import dataclass
 
 from pbem.engine.cards import (
+    CLUBS,
+    CLUBS_MASK,
     HEARTS_MASK,
     KS_AS_BITS,
     QS,
@@ -42,7 +51,14 @@ class Knowledge:
     known: tuple[int, ...]
     allowed: tuple[int, ...]
     counts: tuple[int, ...]
-    unseen: int  # cards in the other seats' hands
+    unseen: int  # cards in the other seats' hands and in the hidden pile
+    #: The hidden pile (the kitty, or a taker's discards, that this seat cannot see): its size, the
+    #: cards surely in it and the cards that may be in it; ``pile_owner``: the seat whose tricks hold
+    #: it (None: the kitty lies on the table).
+    pile: int = 0
+    pile_known: int = 0
+    pile_allowed: int = 0
+    pile_owner: int | None = None
 
 
 def infer(view: BotView) -> Knowledge:
@@ -55,13 +71,23 @@ def infer(view: BotView) -> Knowledge:
     allowed[me] = view.hand
     known = [0] * n
     known[me] = view.hand
-    counts = [view.cards_held(s) for s in range(n)]
-    if view.phase != "play":
+    if view.phase in ("play", "discard", "moon"):
+        counts = [view.cards_held(s) for s in range(n)]
+    else:
         counts = [view.hand.bit_count() if s == me else t.hand_size for s in range(n)]
+    pile = view.hidden_kitty
+    owner = view.kitty_taker if pile else None
+    exchanged = bool(pile and owner is not None and view.exchanged)
+    # Cards that are in the owner's hand or in the pile (after an exchange), nowhere else.
+    owner_or_pile = 0
+    pile_known = 0
     if view.passed and view.phase != "pass":
         for card, to in zip(view.passed, view.pass_targets()):
             if unseen >> card & 1:
-                known[to] |= 1 << card
+                if exchanged and to == owner:
+                    owner_or_pile |= 1 << card
+                else:
+                    known[to] |= 1 << card
 
     played_before = view.played
     tricks = list(view.tricks)
@@ -76,20 +102,51 @@ def infer(view: BotView) -> Knowledge:
             later |= 1 << c
         befores.append(played_before & ~later)
     befores.reverse()
+    # After an exchange (or while the taker holds the kitty to discard) the taker's hand is no longer
+    # what it showed before: those tricks say nothing of it.
+    changed = view.kitty_taker if view.rules_kitty_exchange and view.kitty_taker not in (None, me) else None
+    stale = (view.kitty_trick or view.tricks_played) if changed is not None else 0
     for k, ((leader, cards), before) in enumerate(zip(tricks, befores)):
         first = first_no + k == 0
         broken = bool(before & HEARTS_MASK) or (t.qs_breaks and bool(before & QS_BIT))
-        _infer_trick(t, allowed, leader, cards, first, broken, me)
+        skip = changed if first_no + k < stale else None
+        _infer_trick(t, allowed, leader, cards, first, broken, me, skip)
+        if first and pile and t.first_lead == "two_of_clubs" and SUIT_OF[cards[0]] == CLUBS:
+            # RULES.md §6.2: the lowest club dealt to a player leads; every club below it is in the kitty.
+            below = t.deck_mask & CLUBS_MASK & ((1 << cards[0]) - 1) & unseen
+            if exchanged:
+                owner_or_pile |= below
+            else:
+                pile_known |= below
 
     for s in range(n):
         if s != me:
             allowed[s] = (allowed[s] | known[s]) & (unseen | known[s])
-    return Knowledge(me, tuple(known), tuple(allowed), tuple(counts), unseen)
+    fixed = pile_known | owner_or_pile
+    for s in range(n):
+        fixed |= known[s] if s != me else 0
+    pile_allowed = 0
+    if pile:
+        if exchanged:
+            pile_allowed = unseen & ~(fixed & ~owner_or_pile & ~pile_known)
+            for s in range(n):
+                if s not in (me, owner):
+                    allowed[s] &= ~owner_or_pile
+            allowed[owner] &= ~pile_known
+        else:
+            # The kitty was set aside at the deal: nothing passed is in it.
+            pile_allowed = unseen & ~(fixed & ~pile_known)
+        for s in range(n):
+            if s != me:
+                allowed[s] &= ~pile_known
+        pile_allowed |= pile_known
+    return Knowledge(me, tuple(known), tuple(allowed), tuple(counts), unseen, pile, pile_known, pile_allowed, owner)
 
 
 def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], first: bool, broken: bool,
-                 me: int) -> None:
-    """Narrow ``allowed`` from one trick (RULES.md §2 rule 10, read backwards)."""
+                 me: int, skip: int | None = None) -> None:
+    """Narrow ``allowed`` from one trick (RULES.md §2 rule 10, read backwards); nothing about
+    ``skip`` (a kitty taker whose hand changed since)."""
     n = t.players
     penalty = t.penalty_mask
     qs_counts = t.values[QS] > 0
@@ -100,7 +157,7 @@ def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], fir
             next_broken = True
         else:
             next_broken = broken
-        if seat == me:
+        if seat == me or seat == skip:
             broken = next_broken
             continue
         if k == 0:
@@ -127,7 +184,14 @@ def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], fir
 
 
 def sample_hands(knowledge: Knowledge, rng: random.Random, tries: int = 20) -> tuple[int, ...]:
-    """A deal of the unseen cards to the other seats that agrees with ``knowledge`` (hand masks by seat).
+    """A deal of the unseen cards to the other seats that agrees with ``knowledge`` (hand masks by seat;
+    with a hidden pile, see :func:`sample_world`, the pile's cards are left out)."""
+    return sample_world(knowledge, rng, tries)[0]
+
+
+def sample_world(knowledge: Knowledge, rng: random.Random, tries: int = 20) -> tuple[tuple[int, ...], int]:
+    """A deal of the unseen cards to the other seats and the hidden pile that agrees with
+    ``knowledge``: (hand masks by seat, the pile's mask; 0 without a pile).
 
     Cards with the fewest possible holders are placed first, each to a holder drawn with weight by
     the room it has left, so the draws are close to uniform over consistent deals. If that paints
@@ -136,33 +200,44 @@ def sample_hands(knowledge: Knowledge, rng: random.Random, tries: int = 20) -> t
     """
     k = knowledge
     n = len(k.counts)
+    pile = n  # the hidden pile is placed as one more holder
     others = [s for s in range(n) if s != k.seat]
+    known = list(k.known)
+    allowed = list(k.allowed)
+    counts = list(k.counts)
+    if k.pile:
+        others.append(pile)
+        known.append(k.pile_known)
+        allowed.append(k.pile_allowed)
+        counts.append(k.pile)
     fixed = 0
     for s in others:
-        fixed |= k.known[s]
+        fixed |= known[s]
     free = indices_of(k.unseen & ~fixed)
-    room = {s: k.counts[s] - k.known[s].bit_count() for s in others}
+    room = {s: counts[s] - known[s].bit_count() for s in others}
     if sum(room.values()) != len(free) or min(room.values(), default=0) < 0:
         raise ValueError("the knowledge does not add up: counts and unseen cards disagree")
-    holders = {c: [s for s in others if k.allowed[s] >> c & 1] for c in free}
+    holders = {c: [s for s in others if allowed[s] >> c & 1] for c in free}
+    hands = None
     for _ in range(tries):
-        hands = _greedy(k, others, free, holders, dict(room), rng)
+        hands = _greedy(known, free, holders, dict(room), rng)
         if hands is not None:
-            return hands
-    hands = _matching(k, others, free, holders, room, rng)
+            break
+    if hands is None:
+        hands = _matching(known, others, free, holders, room, rng)
     if hands is None:  # contradictory knowledge: keep counts and known cards, drop the rest
         every = {c: list(others) for c in free}
-        hands = _matching(k, others, free, every, room, rng)
+        hands = _matching(known, others, free, every, room, rng)
     assert hands is not None
-    return hands
+    return tuple(hands[:n]), (hands[pile] if k.pile else 0)
 
 
-def _greedy(k: Knowledge, others: list[int], free: list[int], holders: dict[int, list[int]],
+def _greedy(known: list[int], free: list[int], holders: dict[int, list[int]],
             room: dict[int, int], rng: random.Random) -> tuple[int, ...] | None:
     order = list(free)
     rng.shuffle(order)
     order.sort(key=lambda c: len(holders[c]))
-    hands = list(k.known)
+    hands = list(known)
     for c in order:
         options = [s for s in holders[c] if room[s] > 0]
         if not options:
@@ -181,7 +256,7 @@ def _greedy(k: Knowledge, others: list[int], free: list[int], holders: dict[int,
     return tuple(hands)
 
 
-def _matching(k: Knowledge, others: list[int], free: list[int], holders: dict[int, list[int]],
+def _matching(known: list[int], others: list[int], free: list[int], holders: dict[int, list[int]],
               room: dict[int, int], rng: random.Random) -> tuple[int, ...] | None:
     """Cards to seats with capacities by augmenting paths (Kuhn's algorithm); None if impossible."""
     load: dict[int, list[int]] = {s: [] for s in others}
@@ -206,7 +281,7 @@ def _matching(k: Knowledge, others: list[int], free: list[int], holders: dict[in
     for c in order:
         if not place(c, set()):
             return None
-    hands = list(k.known)
+    hands = list(known)
     for s, cards in load.items():
         for c in cards:
             hands[s] |= 1 << c

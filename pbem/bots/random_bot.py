@@ -1,4 +1,4 @@
-"""The ``random`` player: a uniformly random legal card, pass and moon scoring.
+"""The ``random`` player: a uniformly random legal card, pass, kitty discard and moon scoring.
 
 The baseline every other player is measured against, and a fuzzer for the server.
 """
@@ -32,3 +32,9 @@ class RandomBot:
 
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
         return self.rng.choice(("old", "new"))
+
+    def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        """``kitty_exchange``: ``discard_count`` random cards of the hand (the kitty in it)."""
+        v = as_bot_view(view)
+        count = v.discard_count or v.kitty_size
+        return [CARD_NAMES[c] for c in self.rng.sample(indices_of(v.hand), count)]

@@ -12,7 +12,14 @@ advances it) so every rules option is honoured exactly; the heuristic policy wor
 Budget: ``playouts`` card playouts per decision (split evenly among the legal cards), and a
 ``time_limit`` in seconds that stops sampling new worlds early. The defaults keep a decision under
 a second on one core; the playout budget alone is deterministic for a given seed, the time limit is
-a guard (set it to ``None`` for reproducible runs). Passing and the moon choice use the heuristic.
+a guard (set it to ``None`` for reproducible runs). Passing, the kitty discard and the moon choice use
+the heuristic.
+
+Variants (RULES.md §6): the worlds hold the hidden kitty too (on the table, or in its taker's
+tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a rollout plays
+through the kitty's taking and discard as the engine rules them; a card is scored by what the seat
+is judged on (with a partnership: its team's hand score in team mode, the partners' sum in
+individual mode).
 """
 
 from __future__ import annotations
@@ -21,11 +28,19 @@ import random
 import time
 from typing import Any, Mapping
 
-from pbem.engine import MOON, PLAY, GameState
-from pbem.engine.cards import CARD_NAMES, cards_of, indices_of
+from pbem.engine import DISCARD, MOON, PLAY, GameState
+from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK_OF, cards_of, indices_of
 
-from .heuristic import choose_card, choose_moon_scoring, choose_pass_cards
-from .knowledge import infer, sample_hands
+from .heuristic import (
+    card_for,
+    choose_card,
+    choose_discard_cards,
+    choose_moon_scoring,
+    discard_cards_for,
+    partners_of,
+    pass_cards_for,
+)
+from .knowledge import infer, sample_world
 from .view import BotView, as_bot_view
 
 #: Card playouts per decision by default, and the wall-clock guard (seconds).
@@ -45,11 +60,13 @@ class StrongBot:
         self.time_limit = time_limit
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
-        v = as_bot_view(view)
-        return [CARD_NAMES[c] for c in choose_pass_cards(v.table, v.hand, v.table.pass_count)]
+        return [CARD_NAMES[c] for c in pass_cards_for(as_bot_view(view))]
 
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
         return choose_moon_scoring(as_bot_view(view))
+
+    def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        return [CARD_NAMES[c] for c in discard_cards_for(as_bot_view(view))]
 
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
         v = as_bot_view(view)
@@ -58,48 +75,53 @@ class StrongBot:
             raise ValueError(f"seat {v.seat} has no card to play now (phase {v.phase})")
         if not legal & (legal - 1):
             return CARD_NAMES[legal.bit_length() - 1]
-        if v.rules_assumed:  # worlds played under the wrong rules could refuse a legal card
-            return CARD_NAMES[choose_card(v.table, v.seat, v.hand, legal, v.trick, v.leader, v.played, v.points)]
+        if v.rules_assumed or not v.kitty_known:  # worlds built on a guess could refuse a legal card
+            return CARD_NAMES[card_for(v)]
         return CARD_NAMES[self.evaluate(v)[0][0]]
 
     def evaluate(self, v: BotView) -> list[tuple[int, float]]:
-        """Each legal card (index) with its mean score for this seat (lower is better), best first."""
+        """Each legal card (index) with its mean score for this seat (lower is better), best first.
+
+        The score is what the seat is judged on (RULES.md §6.1): its hand score, or with a
+        partnership its team's (team mode: the team's hand score; individual mode: the partners'
+        sum, since the lower sum wins the game)."""
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         t = v.table
         cards = indices_of(v.legal)
         worlds = max(1, self.playouts // len(cards))
         knowledge = infer(v)
         template = _template(v)
-        played = v.played
         me = v.seat
+        judged = (me,) if v.partner is None or v.rules.partnership == "team" else (me, v.partner)
+        partners, team = partners_of(v.rules)
         sign = 1 if t.lowest_wins else -1
         sums = [0] * len(cards)
         done = 0
         rng = self.rng
         for _ in range(worlds):
-            hands = sample_hands(knowledge, rng)
-            template["hands"] = [list(cards_of(h)) for h in hands]
-            root = GameState.from_dict(template)
+            hands, pile = sample_world(knowledge, rng)
+            root = GameState.from_dict(_world(template, v, hands, pile))
             for j, c in enumerate(cards):
-                sums[j] += sign * _rollout(root.play(CARD_NAMES[c]), me, played | 1 << c, t)
+                sums[j] += sign * _rollout(root.play(CARD_NAMES[c]), judged, t, partners, team)
             done += 1
             if deadline is not None and time.perf_counter() > deadline:
                 break
         # Ties go to the heuristic's own choice, then to the lower card.
-        preferred = choose_card(t, me, v.hand, v.legal, v.trick, v.leader, played, v.points)
+        preferred = card_for(v)
         scored = [(c, s / done) for c, s in zip(cards, sums)]
         scored.sort(key=lambda cs: (cs[1], cs[0] != preferred, cs[0]))
         return scored
 
 
 def _template(v: BotView) -> dict[str, Any]:
-    """A ``GameState.from_dict`` snapshot of what ``v`` knows; each world fills in the hands."""
+    """A ``GameState.from_dict`` snapshot of what ``v`` knows; each world fills in the hands (and
+    the hidden kitty, see :func:`_world`)."""
     n = v.players
     lt = None
     if v.tricks:
         leader, cards = v.tricks[-1]
         lt = {"leader": leader, "cards": [CARD_NAMES[c] for c in cards], "winner": v.leader, "points": 0}
-    return {
+    d: dict[str, Any] = {
         "rules": v.rules.to_dict(),
         "phase": PLAY,
         "hand_no": v.hand_no,
@@ -123,27 +145,111 @@ def _template(v: BotView) -> dict[str, Any]:
         "shooter": None,
         "winners": [],
     }
+    if v.teams:
+        d["team_last"] = list(_team_last(v))
+    if v.kitty_size:
+        d["kitty_taker"] = v.kitty_taker
+        d["kitty_trick"] = v.kitty_trick or (v.tricks_played if v.kitty_taker is not None else 0)
+        d["kitty"] = [CARD_NAMES[c] for c in v.kitty]
+        d["discarded"] = [CARD_NAMES[c] for c in v.discarded]
+    return d
 
 
-def _rollout(state: GameState, me: int, played: int, t: Any) -> int:
-    """Play the hand out with the heuristic for every seat; this seat's hand score.
+def _team_last(v: BotView) -> tuple[int, int]:
+    """By team, the seat that won the team's latest trick (what a team slam's choice is asked of),
+    from the tricks the view holds; -1 where unknown."""
+    last = [-1, -1]
+    n = v.players
+    for leader, cards in v.tricks:
+        best = max((c for c in cards if SUIT_MASK_OF[cards[0]] >> c & 1))
+        winner = (leader + cards.index(best)) % n
+        last[winner % 2] = winner
+    if v.tricks_played:
+        last[v.leader % 2] = v.leader  # the last trick's winner leads now
+    for team in (0, 1):
+        if last[team] < 0:
+            won = [s for s in (team, team + 2) if v.tricks_won[s]]
+            if won:
+                last[team] = won[0]
+    return last[0], last[1]
+
+
+def _world(template: dict[str, Any], v: BotView, hands: tuple[int, ...], pile: int) -> dict[str, Any]:
+    """The snapshot of one sampled world: the hands, and the hidden pile where it lies (the kitty on
+    the table; or in its taker's tricks, as the kitty or the taker's discards)."""
+    d = template
+    d["hands"] = [list(cards_of(h)) for h in hands]
+    if not v.kitty_size:
+        return d
+    d = dict(d)
+    if v.kitty_taker is None:
+        d["kitty"] = list(cards_of(pile))
+        return d
+    if not pile:
+        return d
+    taker = v.kitty_taker
+    taken = list(d["taken"])
+    taken[taker] = list(cards_of(v.taken[taker] | pile))
+    points = list(d["points"])
+    points[taker] += sum(v.table.values[c] for c in indices_of(pile))
+    d["taken"], d["points"] = taken, points
+    if v.exchanged:
+        d["discarded"] = list(cards_of(pile))
+        d["kitty"] = list(cards_of(pile))  # which cards the kitty held no longer matters
+    else:
+        d["kitty"] = list(cards_of(pile))
+    return d
+
+
+def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool) -> int:
+    """Play the hand out with the heuristic for every seat (a kitty discard too); the hand score of
+    the ``judged`` seats (this seat, or with its partner in individual mode).
 
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
     is played with the first legal card: it cannot change the result, and is much cheaper.
     """
     scoring = t.scoring_mask & t.deck_mask
-    free_ride = False  # nothing left can change the score
-    while state.phase == PLAY:
-        legal = state.legal_mask()
-        if not free_ride and not state.trick and not t.tricks_matter and not scoring & ~played:
-            free_ride = True
-        if free_ride or not legal & (legal - 1):
-            c = (legal & -legal).bit_length() - 1
-        else:
-            seat = state.to_move
-            c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played, state.points)
+    played = 0
+    for m in state.taken:
+        played |= m
+    for c in state.trick:
         played |= 1 << c
-        state = state.play(CARD_NAMES[c])
+    # A kitty still on the table joins its taker's tricks later (or, with kitty_exchange, its hand).
+    lying = 0
+    if t.kitty_size and state.kitty_taker is None:
+        for name in state.kitty:
+            lying |= 1 << CARD_INDEX[name]
+    exchange = t.kitty_exchange
+    free_ride = False  # nothing left can change the score
+    while True:
+        phase = state.phase
+        if phase == PLAY:
+            if lying and state.kitty_taker is not None:
+                if not exchange:
+                    played |= lying
+                lying = 0
+            legal = state.legal_mask()
+            if (not free_ride and not state.trick and not t.tricks_matter and not scoring & ~played
+                    and not lying & scoring):
+                free_ride = True
+            if free_ride or not legal & (legal - 1):
+                c = (legal & -legal).bit_length() - 1
+            else:
+                seat = state.to_move
+                c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
+                                state.points, partners[seat], team)
+            played |= 1 << c
+            state = state.play(CARD_NAMES[c])
+        elif phase == DISCARD:
+            seat = state.kitty_taker
+            hand = state.hand_mask(seat)
+            chosen = choose_discard_cards(t, hand, state.discard_count, played)
+            for c in chosen:
+                played |= 1 << c
+            state = state.discard_kitty(seat, [CARD_NAMES[c] for c in chosen])
+        else:
+            break
     if state.phase == MOON:
         state = state.choose_moon(state.shooter[0], "safety")
-    return state.history[-1][0][me]
+    points = state.history[-1][0]
+    return sum(points[s] for s in judged)

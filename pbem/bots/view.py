@@ -5,6 +5,11 @@ A bot must decide from what its seat may know, never from other seats' hidden ca
 its own pass, what it received, and what the whole table has seen (every card played, who took what,
 the totals). Bots read masks (see :mod:`pbem.engine.cards`) because their search runs on them.
 
+Partnership and kitty (RULES.md §6.1, §6.2): the view names the seat's partner and the teams, the
+kitty's size and who took it. The kitty's cards are in the view only of the seat that took it (and,
+with ``kitty_exchange``, the cards it discarded only in its own view): every other seat's view holds
+the taker's trick cards and points without them, so no bot can learn what it must not.
+
 Why the finished tricks travel with the view: an engine state keeps only the last finished trick, but
 inference needs every one (a seat that did not follow suit is void in it). Callers that have the move
 log give the tricks (``from_moves``, or ``from_state(..., tricks=...)``); without them the view holds
@@ -16,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from pbem.engine import Deal, GameState, Move, PlayCard, Rules, apply, new_game
+from pbem.engine import DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
 from pbem.engine.cards import CARD_INDEX, FULL_DECK, cards_of, mask_of
 from pbem.engine.rules import Table
 
@@ -51,6 +56,18 @@ class BotView:
     totals: tuple[int, ...]
     shooter_kind: str | None  # "moon" or "sun" when this seat must choose how its moon is scored
     rules_assumed: bool = False  # the rules were not given (a bare seat_view dict): standard assumed
+    # -- §6.1 partnership --
+    teams: tuple[tuple[int, ...], ...] = ()  # ((0, 2), (1, 3)) with a partnership, else ()
+    partner: int | None = None  # this seat's partner, None without a partnership
+    team_totals: tuple[int, ...] = ()  # by team (team mode: the team's total; individual: the sum)
+    # -- §6.2 kitty --
+    kitty_size: int = 0
+    kitty_taker: int | None = None  # the seat that took the kitty, None while it lies on the table
+    kitty: tuple[int, ...] = ()  # the kitty's cards, only when this seat took it
+    kitty_trick: int = 0  # the (1-based) trick after which the kitty was taken; 0 if not (or unknown)
+    discard_count: int = 0  # phase "discard": how many cards this seat discards
+    discarded: tuple[int, ...] = ()  # kitty_exchange: the cards this seat (the taker) discarded
+    kitty_known: bool = True  # False: a bare seat_view dict that did not say where the kitty is
 
     # -- derived knowledge -------------------------------------------------------------------------
 
@@ -74,15 +91,52 @@ class BotView:
 
     @property
     def unseen(self) -> int:
-        """The cards in play this seat has not seen: in the other seats' hands."""
+        """The cards in play this seat has not seen: in the other seats' hands, and in the kitty
+        (on the table, or hidden in its taker's tricks: its cards, or the taker's discards)."""
         return self.table.deck_mask & ~self.hand & ~self.played & FULL_DECK
+
+    @property
+    def kitty_mask(self) -> int:
+        m = 0
+        for c in self.kitty:
+            m |= 1 << c
+        return m
+
+    @property
+    def hidden_kitty(self) -> int:
+        """How many cards of the kitty (or of the taker's discards) this seat cannot see: on the table,
+        or in another seat's tricks."""
+        if not self.kitty_size or self.kitty_taker == self.seat:
+            return 0
+        if self.kitty_taker is not None and self.phase == "discard":
+            return 0  # the kitty is in the taker's hand for now
+        return self.kitty_size
+
+    @property
+    def exchanged(self) -> bool:
+        """``kitty_exchange``: the taker has added the kitty to its hand and discarded."""
+        return bool(self.kitty_size and self.rules_kitty_exchange and self.kitty_taker is not None
+                    and self.phase != "discard")
+
+    @property
+    def rules_kitty_exchange(self) -> bool:
+        return self.rules.kitty_exchange
+
+    def side(self, seat: int) -> int:
+        """What a seat is judged with: its team (0 or 1) with a partnership, else the seat itself."""
+        if not self.teams:
+            return seat
+        return 0 if seat in self.teams[0] else 1
 
     def cards_held(self, seat: int) -> int:
         """How many cards ``seat`` holds now (during play every seat plays one card per trick)."""
         t = self.table
         n = t.players
         played_now = (seat - self.leader) % n < len(self.trick)
-        return t.hand_size - self.tricks_played - (1 if played_now else 0)
+        held = t.hand_size - self.tricks_played - (1 if played_now else 0)
+        if self.phase == "discard" and seat == self.kitty_taker:
+            held += self.kitty_size  # the kitty is in the taker's hand until it discards
+        return held
 
     def pass_targets(self) -> tuple[int, ...]:
         """The seat that received each card this seat passed (same order as ``passed``)."""
@@ -95,6 +149,20 @@ class BotView:
             return tuple((self.seat + 1 + j // k) % n for j in range(len(self.passed)))
         step = {"left": 1, "right": n - 1, "across": n // 2}[direction]
         return ((self.seat + step) % n,) * len(self.passed)
+
+    def pass_targets_of_a_pass(self, count: int) -> tuple[int, ...]:
+        """The seat that will receive each of ``count`` cards passed this hand (before passing)."""
+        n = self.players
+        direction = self.pass_direction
+        if direction == "hold" or not count:
+            return ()
+        if direction == "scatter":
+            k = count // (n - 1)
+            return tuple((self.seat + 1 + j // k) % n for j in range(count))
+        step = {"left": 1, "right": n - 1, "across": n // 2}.get(direction)
+        if step is None:
+            return ()
+        return ((self.seat + step) % n,) * count
 
     @property
     def passed_mask(self) -> int:
@@ -130,8 +198,19 @@ class BotView:
             seen = () if lt is None or not done else ((lt[0], tuple(lt[1])),)
             complete = len(seen) == done
         shooter = state.shooter
+        rules = state.rules
+        kitty = _kitty_of(state, seat)
+        taken = tuple(state.taken)
+        points = tuple(state.points)
+        if kitty.hidden:  # another seat's tricks hold cards this seat must not see
+            t = rules.table
+            taker = kitty.taker
+            taken = tuple(m & ~kitty.hidden if s == taker else m for s, m in enumerate(taken))
+            lost = sum(t.values[c] for c in range(52) if kitty.hidden >> c & 1)
+            points = tuple(p - lost if s == taker else p for s, p in enumerate(points))
+        teams = tuple(tuple(team) for team in rules.teams)
         return cls(
-            rules=state.rules,
+            rules=rules,
             seat=seat,
             phase=state.phase,
             hand_no=state.hand_no,
@@ -148,11 +227,20 @@ class BotView:
             hearts_broken=state.hearts_broken,
             tricks=seen,
             tricks_complete=complete,
-            taken=tuple(state.taken),
-            points=tuple(state.points),
+            taken=taken,
+            points=points,
             tricks_won=tuple(state.tricks_won),
             totals=tuple(state.totals),
             shooter_kind=shooter[1] if shooter is not None and shooter[0] == seat else None,
+            teams=teams,
+            partner=_partner(teams, seat),
+            team_totals=tuple(state.team_totals),
+            kitty_size=kitty.size,
+            kitty_taker=kitty.taker,
+            kitty=kitty.own,
+            kitty_trick=kitty.trick,
+            discard_count=kitty.discard_count,
+            discarded=kitty.discarded,
         )
 
     @classmethod
@@ -191,6 +279,9 @@ class BotView:
         trick = view.get("trick") or []
         passed = view.get("passed")
         shooter_kind = view.get("moon_choice")
+        teams = tuple(tuple(team) for team in rules.teams)
+        kitty_size = rules.table.kitty_size
+        own_kitty = view.get("kitty") or ()
         return cls(
             rules=rules,
             seat=view["seat"],
@@ -215,7 +306,68 @@ class BotView:
             totals=tuple(view["totals"]),
             shooter_kind=shooter_kind,
             rules_assumed=assumed,
+            teams=teams,
+            partner=_partner(teams, view["seat"]),
+            team_totals=tuple(view.get("team_totals") or ()),
+            kitty_size=kitty_size,
+            kitty_taker=view.get("kitty_taker"),
+            kitty=tuple(CARD_INDEX[c] for c in own_kitty),
+            kitty_trick=view.get("kitty_trick") or 0,
+            discard_count=(view.get("discard_count") or 0) if view["phase"] == "discard" else 0,
+            discarded=tuple(CARD_INDEX[c] for c in view.get("discarded") or ()),
+            kitty_known=not kitty_size or "kitty_taker" in view,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Kitty:
+    size: int = 0
+    taker: int | None = None
+    own: tuple[int, ...] = ()  # the kitty's cards, for its taker only
+    trick: int = 0
+    discard_count: int = 0
+    discarded: tuple[int, ...] = ()  # the taker's own discards, for the taker only
+    hidden: int = 0  # cards in the taker's tricks that this seat must not see (mask)
+
+
+def _names_to_indices(cards: Iterable[Any]) -> tuple[int, ...]:
+    return tuple(c if isinstance(c, int) else CARD_INDEX[c] for c in cards)
+
+
+def _kitty_of(state: GameState, seat: int) -> _Kitty:
+    """What ``seat`` may know of the kitty (RULES.md §6.2): its size and taker; its cards and the
+    taker's discards only when ``seat`` is the taker; and the mask of the cards the taker's tricks
+    hold that ``seat`` must not see."""
+    t = state.rules.table
+    size = t.kitty_size
+    if not size:
+        return _Kitty()
+    taker = state.kitty_taker
+    phase = state.phase
+    discard_count = state.discard_count if phase == DISCARD and seat == taker else 0
+    if taker is None:
+        return _Kitty(size, None, discard_count=discard_count)
+    kitty = _names_to_indices(state.kitty)
+    exchange = t.kitty_exchange
+    discards = _names_to_indices(state.discarded) if exchange else ()
+    trick = state.kitty_trick or 0
+    if seat == taker:
+        return _Kitty(size, taker, kitty, trick, discard_count, discards)
+    if exchange and phase == DISCARD:
+        hidden = 0  # in the taker's hand, which no one else sees anyway
+    elif exchange and discards:
+        hidden = sum(1 << c for c in discards)
+    else:  # the kitty joined the taker's tricks (with kitty_exchange: taken at the last trick)
+        hidden = sum(1 << c for c in kitty)
+    return _Kitty(size, taker, (), trick, 0, (), hidden)
+
+
+def _partner(teams: tuple[tuple[int, ...], ...], seat: int) -> int | None:
+    for team in teams:
+        if seat in team:
+            others = [s for s in team if s != seat]
+            return others[0] if others else None
+    return None
 
 
 def as_bot_view(view: "BotView | Mapping[str, Any]") -> BotView:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from pbem.bench.e2e import Options as E2eOptions
 from pbem.bench.e2e import run as run_e2e
@@ -15,6 +17,8 @@ from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
 from pbem.bench.fuzz import Options as FuzzOptions
 from pbem.bench.fuzz import main_report as run_fuzz
 from pbem.bench.retention import run as run_retention
+from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
+from pbem.bench.variants import run as run_variants
 
 
 @click.group()
@@ -122,3 +126,24 @@ def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes:
                                   save_crashes=Path(save_crashes) if save_crashes else None, limit=limit,
                                   size_limit=size_limit, send=send), echo=click.echo)
     raise SystemExit(status)
+
+
+@bench.command("variants")
+@click.option("--games", default=1000, show_default=True, help="whole games of each configuration")
+@click.option("--bots", "bots_text", default=None, metavar="A,B",
+              help="bots cycled over the seats (default: random or heuristic drawn for each seat)")
+@click.option("--seed", default="1", show_default=True)
+@click.option("--only", default=None, metavar="TEXT", help="only the configurations whose name contains TEXT")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="a progress bar (stderr)")
+def variants(games: int, bots_text: str | None, seed: str, only: str | None, progress: bool) -> None:
+    """Whole bot games of every partnership and kitty configuration (and standard): games, errors,
+    moves, seconds, games/s. Exits 1 if any game had an error."""
+    bots = tuple(b.strip() for b in bots_text.split(",") if b.strip()) if bots_text else None
+    chosen = [c for c in VARIANT_CONFIGURATIONS if only is None or only in c.name]
+
+    def bar(items):
+        return tqdm(items, unit="configuration", file=sys.stderr, disable=not progress)
+
+    results = run_variants(games=games, seed=seed, bots=bots, configurations=chosen, echo=click.echo, progress=bar)
+    if any(r.errors for r in results):
+        raise SystemExit(1)

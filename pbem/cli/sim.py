@@ -7,6 +7,8 @@ Examples::
     pbem simulate --deals 2000 --compare strong:heuristic --playouts 200 --workers 2
     pbem simulate --games 200 --bots strong,heuristic,heuristic,heuristic --preset omnibus
     pbem simulate --deals 500 --bots heuristic,heuristic,heuristic --option players=3 --option moon=new
+    pbem simulate --games 100 --bots heuristic,random,heuristic,random --preset partnership
+    pbem simulate --deals 500 --bots heuristic,random,random --option kitty=first_trick --option players=3
 """
 
 from __future__ import annotations
@@ -130,9 +132,23 @@ def format_report(report: Report, preset: str, overrides: dict[str, Any], playou
             if p.win_rate is not None:
                 row += f"  {p.win_rate}"
             lines.append(row)
+        if report.teams:
+            mode = c.rules.partnership
+            lines.append("")
+            lines.append("teams (players 0+2 and 1+3 always sit opposite); points per hand: "
+                         + ("the team's hand score" if mode == "team" else "the partners' sum")
+                         + (" (a player's line above is its team's score)" if mode == "team" else ""))
+            for team in report.teams:
+                row = f"{team.label:10} {'+'.join(team.bots):21} {str(team.points_per_hand):42} {team.moons:6d}"
+                if team.win_rate is not None:
+                    row += f"  {team.win_rate}"
+                lines.append(row)
     else:
         cmp = report.comparison
         lines.append(f"{cmp.a} against {cmp.b}, in every seat in turn; other seats: {', '.join(c.bots)}")
+        if c.rules.teams:
+            lines.append("  (points: " + ("the team's hand score" if c.rules.partnership == "team"
+                                          else "the partners' sum") + "; a win is the team's)")
         lines.append(f"  {cmp.a:10} points per hand {cmp.a_points}   moons {cmp.a_moons}")
         lines.append(f"  {cmp.b:10} points per hand {cmp.b_points}   moons {cmp.b_moons}")
         d = cmp.difference

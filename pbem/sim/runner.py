@@ -10,6 +10,12 @@ drawn from the unit's seed). Each unit is played at several *seatings*:
   decision seeds. The paired difference A − B per unit (averaged over the seats) measures whether A
   takes fewer points than the bot it replaces.
 
+With a partnership (RULES.md §6.1: seats 0+2 and 1+3) the rotations keep partners together (bots
+``j`` and ``j + 2`` always sit opposite), so the report adds a line per team: its points per hand
+(team mode: the team's hand score; individual mode: the partners' sum) and its win rate. A seat is
+judged with its partner: a paired comparison measures the team's points (team mode: the team's hand
+score; individual mode: the partners' sum), and a win is the team's.
+
 Everything is derived from ``seed``, deal by deal, so a run is reproducible and its units can be
 played in any order by any number of worker processes.
 """
@@ -164,6 +170,9 @@ class _TimedBot:
     def choose_moon(self, view: Any) -> str:
         return self.bot.choose_moon(view)
 
+    def choose_discard(self, view: Any) -> list[str]:
+        return self.bot.choose_discard(view)
+
     def choose_play(self, view: Any) -> str:
         if not view.legal & (view.legal - 1):
             return self.bot.choose_play(view)
@@ -202,8 +211,15 @@ def play_unit(config: SimConfig, unit: int) -> UnitResult:
             if moon is not None:
                 moons[moon.seat] += 1
         wins = [0.0] * n
-        for s in state.winners:
-            wins[s] = 1 / len(state.winners)
+        teams = rules.teams
+        if teams:  # a win is the team's (RULES.md §6.1)
+            won = [team for team in teams if set(team) & set(state.winners)]
+            for team in won:
+                for s in team:
+                    wins[s] = 1 / len(won)
+        else:
+            for s in state.winners:
+                wins[s] = 1 / len(state.winners)
         results.append(SeatingResult(tuple(points), hands, tuple(moons), tuple(wins), state.phase == OVER))
     return UnitResult(unit, results, timings)
 
@@ -238,6 +254,23 @@ class PlayerLine:
 
 
 @dataclass(frozen=True)
+class TeamLine:
+    label: str
+    bots: tuple[str, str]  # the partners' bots (players j and j + 2)
+    points_per_hand: Estimate  # team mode: the team's hand score; individual mode: the partners' sum
+    win_rate: Estimate | None
+    moons: int  # moons (team mode: slams) shot by either partner
+
+
+def judged_points(rules: Rules, points: tuple[int, ...], seat: int) -> int:
+    """What a seat's result is judged on (RULES.md §6.1): its points, or with a partnership its
+    team's (team mode: the team's score, which each partner holds; individual mode: the partners' sum)."""
+    if not rules.teams or rules.partnership == "team":
+        return points[seat]
+    return points[seat] + points[(seat + 2) % rules.players]
+
+
+@dataclass(frozen=True)
 class Comparison:
     a: str
     b: str
@@ -259,6 +292,7 @@ class Report:
     timings: dict[str, Timing]
     hands: int
     unfinished_games: int
+    teams: list[TeamLine] = field(default_factory=list)
 
 
 def summarise(config: SimConfig, results: list[UnitResult]) -> Report:
@@ -288,7 +322,7 @@ def summarise(config: SimConfig, results: list[UnitResult]) -> Report:
                 pph.append(sum(per_hand) / len(per_hand))
                 wins.append(sum(won) / len(won))
             players.append(PlayerLine(f"player {j}", name, estimate(pph), estimate(wins) if games else None, moons))
-        return Report(config, players, None, timings, hands, unfinished)
+        return Report(config, players, None, timings, hands, unfinished, _team_lines(config, results))
 
     a_pph, b_pph, diff, a_win, b_win, win_diff = [], [], [], [], [], []
     moons = [0, 0]
@@ -296,7 +330,7 @@ def summarise(config: SimConfig, results: list[UnitResult]) -> Report:
         per = {0: ([], []), 1: ([], [])}
         for seating, res in zip(seatings, r.seatings):
             s = seating.key
-            per[seating.variant][0].append(res.points[s] / res.hands)
+            per[seating.variant][0].append(judged_points(config.rules, res.points, s) / res.hands)
             per[seating.variant][1].append(res.wins[s])
             moons[seating.variant] += res.moons[s]
         a = sum(per[0][0]) / n
@@ -314,6 +348,31 @@ def summarise(config: SimConfig, results: list[UnitResult]) -> Report:
         estimate(a_win) if games else None, estimate(b_win) if games else None,
         estimate(win_diff) if games else None, moons[0], moons[1])
     return Report(config, [], comparison, timings, hands, unfinished)
+
+
+def _team_lines(config: SimConfig, results: list[UnitResult]) -> list[TeamLine]:
+    """With a partnership, one line per team: players j and j + 2 (always partners, see above)."""
+    rules = config.rules
+    if not rules.teams or config.compare is not None:
+        return []
+    n = rules.players
+    seatings = config.seatings()
+    lines = []
+    for j in (0, 1):
+        pph, wins, moons = [], [], 0
+        for r in results:
+            per_hand, won = [], []
+            for seating, res in zip(seatings, r.seatings):
+                seat = (j + seating.key) % n
+                partner = (seat + 2) % n
+                per_hand.append(judged_points(rules, res.points, seat) / res.hands)
+                won.append(res.wins[seat])
+                moons += res.moons[seat] + res.moons[partner]
+            pph.append(sum(per_hand) / len(per_hand))
+            wins.append(sum(won) / len(won))
+        lines.append(TeamLine(f"team {j}", (config.bots[j], config.bots[j + 2]), estimate(pph),
+                              estimate(wins) if config.games else None, moons))
+    return lines
 
 
 def simulate(config: SimConfig, workers: int = 1,
