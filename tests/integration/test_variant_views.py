@@ -16,7 +16,7 @@ from dataclasses import replace
 from urllib.parse import urlparse
 
 import pytest
-from flask import Flask
+from flask import Flask, render_template
 from flask.testing import FlaskClient
 
 from pbem.engine import (
@@ -41,6 +41,7 @@ from pbem.services.app import Services
 from pbem.services.game_views import GamePage, LoggedMove, ReplayPage, build_page, build_replay
 from pbem.services.seat_knowledge import seat_facts
 from pbem.web import create_app
+from pbem.web.i18n import use_language
 from pbem.web.runtime import runtime
 from tests.integration.mailplay import new_game as mail_game, state_of
 
@@ -254,3 +255,72 @@ def test_a_kitty_page_says_the_kitty_lies_on_the_table(svc: Services, client: Fl
     game_id, _mails = mail_game(svc, people=1, seed="kitty-page", kitty="penalty")
     html = page_html(svc, client, game_id, 0)
     assert "The kitty (4 cards) lies face down on the table." in html
+
+
+# --- the templates, in every language, on pure page models ------------------------------------
+
+
+@pytest.fixture
+def app(svc: Services) -> Iterator[Flask]:
+    app = create_app(svc.settings, clock=svc.clock)
+    yield app
+    runtime(app).dispose()
+
+
+def render(app: Flask, template: str, page: object, language: str) -> str:
+    with app.test_request_context("/"):
+        use_language(language)
+        return re.sub(r"\s+", " ", render_template(template, page=page, token="t"))
+
+
+def kitty_exchange_pages() -> dict[str, tuple[str, object]]:
+    """Page models at the moments that show something new: the discard asked of the taker, the
+    kitty taken seen from another seat, a team game's scores, a finished kitty game's replay."""
+    pages: dict[str, tuple[str, object]] = {}
+    table = Table(Rules.make("kitty", kitty_exchange=True, pass_cycle=("hold",)), 6)
+    table.deal()
+    table.play_until(lambda s: s.phase == DISCARD)
+    taker = table.state.kitty_taker
+    pages["discard"] = ("game.html", table.page(taker))
+    table.play_until(lambda s: s.phase == PLAY and bool(s.discarded))
+    pages["taker"] = ("game.html", table.page(taker))
+    pages["other"] = ("game.html", table.page((taker + 1) % 4))
+    team = Table(Rules.make("partnership", pass_cycle=("hold",)), 8)
+    team.deal()
+    team.play_until(lambda s: s.hand_no == 2 and s.tricks_played == 1)
+    pages["team"] = ("game.html", team.page(0))
+    pages["team replay"] = ("replay.html", team.replay(0))
+    over = Table(Rules.make("kitty", pass_cycle=("hold",), end_after_hands=1, tie="share"), 4)
+    over.deal()
+    over.play_until(lambda s: s.phase == OVER)
+    pages["over replay"] = ("replay.html", over.replay(1, status="finished"))
+    return pages
+
+
+def test_the_pages_say_it_in_english(app: Flask) -> None:
+    pages = kitty_exchange_pages()
+    discard = render(app, *pages["discard"], "en")
+    assert "It is your turn: discard 4 cards face down to your tricks." in discard
+    assert "You took the kitty at trick" in discard and "The kitty held:" in discard
+    taker = render(app, *pages["taker"], "en")
+    assert "You discarded face down:" in taker
+    other = render(app, *pages["other"], "en")
+    assert " took the kitty at trick " in other and "The kitty held:" not in other and "Discarded" not in other
+    team = render(app, *pages["team"], "en")
+    assert "Your partner is Cy." in team and "Teams: Ann and Cy against Ben and Di." in team
+    assert "<h3>Teams</h3>" in team
+    replay = render(app, *pages["team replay"], "en")
+    assert "Teams: Ann and Cy against Ben and Di." in replay and '<table class="teams">' in replay
+    over = render(app, *pages["over replay"], "en")
+    assert '<tr class="kitty"><td>The kitty</td>' in over
+
+
+@pytest.mark.parametrize("language, words", [("pt", ("descarte 4 cartas", "O seu parceiro é Cy.", "O monte")),
+                                             ("ro", ("aruncați 4 cărți", "Partenerul dumneavoastră este Cy.",
+                                                     "Talonul"))])
+def test_the_pages_say_it_in_portuguese_and_romanian(app: Flask, language: str, words: tuple[str, ...]) -> None:
+    pages = kitty_exchange_pages()
+    text = " ".join(render(app, template, page, language) for template, page in pages.values())
+    for word in words:
+        assert word in text, word
+    assert "took the kitty" not in text and "Your partner" not in text
