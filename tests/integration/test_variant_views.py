@@ -36,14 +36,17 @@ from pbem.engine import (
     new_game,
     shuffled_deck,
 )
+from pbem.db.models import Game
+from pbem.db.session import transaction
 from pbem.mail.links import game_link
 from pbem.services.app import Services
 from pbem.services.game_views import GamePage, LoggedMove, ReplayPage, build_page, build_replay
+from pbem.services.mailing import seat_names
 from pbem.services.seat_knowledge import seat_facts
 from pbem.web import create_app
 from pbem.web.i18n import use_language
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import new_game as mail_game, state_of
+from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
 
 NAMES = ("Ann", "Ben", "Cy", "Di")
 QUOTED_CARD = re.compile(r"'([2-9TJQKA][CDHS])'")
@@ -324,3 +327,33 @@ def test_the_pages_say_it_in_portuguese_and_romanian(app: Flask, language: str, 
     for word in words:
         assert word in text, word
     assert "took the kitty" not in text and "Your partner" not in text
+
+
+# --- the status and history replies ----------------------------------------------------------
+
+
+def test_status_and_history_replies_show_the_teams_and_their_totals(svc: Services) -> None:
+    """RULES.md §6.1: "Mails and pages show the team totals beside the players'"."""
+    game_id, mails = mail_game(svc, people=1, seed="team-replies", partnership="team", pass_cycle=("hold",))
+    box = Mailbox(list(mails))
+    for _ in range(20):
+        if state_of(svc, game_id).hand_no == 2:
+            break
+        decision = [m for m in box.to(0, "your_turn") if parsed(m).get("X-Hearts-Legal")][-1]
+        legal = str(parsed(decision)["X-Hearts-Legal"]).split()
+        box.add(answer(svc, decision, legal[0].replace("T", "10", 1) if legal[0][0] == "T" else legal[0]))
+    state = state_of(svc, game_id)
+    assert state.hand_no == 2 and state.team_totals
+    for command in ("status", "history"):
+        reply = [m for m in box.add(answer(svc, box.to(0)[-1], command)) if m.recipient == address(0)][-1]
+        text = prose_of(reply)
+        team_rows = re.findall(r"Player 0 & (.+?) \(your team\) +(-?\d+) +(-?\d+)", text)
+        assert team_rows, (command, text)
+        partner_name, _this_hand, total = team_rows[-1]
+        assert partner_name.startswith(state_names(svc, game_id)[2]) and int(total) == state.team_totals[0]
+
+
+def state_names(svc: Services, game_id: int) -> tuple[str, ...]:
+    with transaction(svc.session_factory) as session:
+        game = session.get(Game, game_id)
+        return seat_names(list(game.seats))
