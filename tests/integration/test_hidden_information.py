@@ -48,7 +48,7 @@ from pbem.mail.links import game_link
 from pbem.services.app import Services
 from pbem.web import create_app
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, state_of
+from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
 
 HUMAN = 0
 LOW = tuple(f"{rank}{suit}" for suit in "CDHS" for rank in "234")  # the human's twelve cards
@@ -288,3 +288,45 @@ def test_the_takers_own_page_names_the_kitty(svc: Services, client: FlaskClient)
     html = taker_page(svc, client, game_id, state.kitty_taker)
     assert "You took the kitty at trick" in html
     assert set(KITTY) <= named_cards(html, canonical=False)
+
+
+HIGH = tuple(f"{rank}{suit}" for suit in "CDHS" for rank in "QKA")  # twelve cards that win their tricks
+
+
+def highest(legal: str) -> str:
+    ranks = "23456789TJQKA"
+    card = max(legal.split(), key=lambda c: ranks.index(c[0]))
+    return card.replace("T", "10", 1) if card[0] == "T" else card
+
+
+@pytest.mark.parametrize("exchange", [False, True], ids=["kitty", "kitty_exchange"])
+def test_the_takers_status_page_and_history_name_the_kitty(svc: Services, client: FlaskClient,
+                                                           exchange: bool) -> None:
+    """The taker is shown the kitty (RULES.md §6.2: "it is shown to them in their next mail"): their
+    ``status`` reply and their game page name its cards, and with ``kitty_exchange`` what they discarded."""
+    kitty = ("2D", "3D", "4D", "5D")
+    options: dict[str, object] = dict(kitty="penalty", kitty_exchange=exchange, pass_cycle=("hold",),
+                                      end_after_hands=1, tie="share")
+    deck = deck_for(Rules.make("standard", **options), kitty, HIGH, seed=3)
+    game_id, mails = mail_game(svc, people=1, seed="human-takes", deck=deck, **options)
+    box = Mailbox(list(mails))
+    for _ in range(40):
+        state = state_of(svc, game_id)
+        if state.kitty_taker is not None and state.phase == PLAY:
+            break
+        decision = [m for m in box.to(HUMAN, "your_turn") if parsed(m).get("X-Hearts-Legal")][-1]
+        legal = str(parsed(decision)["X-Hearts-Legal"])
+        if state.phase == DISCARD:
+            box.add(answer(svc, decision, "discard " + " ".join(sorted(legal.split())[:4])))
+        else:
+            box.add(answer(svc, decision, highest(legal)))
+    state = state_of(svc, game_id)
+    assert state.kitty_taker == HUMAN and state.phase == PLAY, (state.kitty_taker, state.phase)
+    status = [m for m in box.add(answer(svc, box.to(HUMAN)[-1], "status")) if m.recipient == address(HUMAN)][-1]
+    text = prose_of(status)
+    assert "You took the kitty" in text, text
+    assert set(kitty) <= named_cards(text, canonical=False), text
+    html = taker_page(svc, client, game_id, HUMAN)
+    assert "You took the kitty at trick" in html and set(kitty) <= named_cards(html, canonical=False)
+    if exchange:
+        assert len(state.discarded) == 4 and set(state.discarded) <= named_cards(html, canonical=False)
