@@ -35,10 +35,9 @@ from pbem.mail.reading.clean import MAX_NAME_CHARS, clean_display_name, is_mail_
 from pbem.services.app import Services
 from pbem.services.creator import (CreatorRefused, abort_game, extend_deadline, find_seat, pause_game,
                                    replace_player, resume_game)
-from pbem.services.deadlines import BadTiming, timing_from_options
 from pbem.services.gamestore import GameNotFound, load_game, snapshot_agrees
 from pbem.services.games import SeatSpec
-from pbem.services.operator import OperatorRefused, make_rules, start_new_game
+from pbem.services.operator import OperatorRefused, make_rules, make_timing, seat_bots, start_new_game
 from pbem.services.table import sorted_seats
 from pbem.services.tick import tick
 from workers import make_celery
@@ -48,7 +47,9 @@ log = logging.getLogger("pbem.cli")
 
 
 def parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
-    """``key=value`` pairs; values are JSON when they parse as JSON (numbers, true, lists…)."""
+    """``key=value`` pairs; values are JSON when they parse as JSON (numbers, true, lists…), else
+    text the services read as a new-game mail's (``removed_cards=2D 2C``, ``extra_penalties=KS 10,
+    AS 7``, ``moon=new``, ``sun=yes``: ``pbem.services.game_options``)."""
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -109,10 +110,13 @@ def game() -> None:
 @game.command("new")
 @click.option("--player", "players", multiple=True, metavar="ADDRESS[=NAME]",
               help="a person, in seat order (repeat)")
-@click.option("--bot", "bots", multiple=True, metavar="NAME", help="a computer player after the people (repeat)")
-@click.option("--bots", "bot_count", type=int, default=0, help="this many computer players (the default bot)")
+@click.option("--bot", "bots", multiple=True, metavar="NAME",
+              help="a computer player after the people (repeat): random, heuristic, strong (or easy, medium)")
+@click.option("--bots", "bot_count", default="0", metavar="N [STRENGTH][, …]",
+              help="this many computer players after those: 3 (the default bot), '3 strong', '2 heuristic, 1 random'")
 @click.option("--preset", default="standard", show_default=True)
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="a rules option (repeat)")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="a rules option (repeat): target=50, 'removed_cards=2D 2C', 'extra_penalties=KS 10, AS 7'")
 @click.option("--seed", default=None, help="seed of every deal (reproducible and duplicate games)")
 @click.option("--deck", default=None, help="the first deal's deck, cards space separated, in deal order")
 @click.option("--title", default="", help="shown in the mails' subject")
@@ -126,27 +130,24 @@ def game() -> None:
               help="after deadline + grace: a bot plays for the absent player, the game pauses, or a bot "
                    "plays until a substitute is found")
 @pass_settings
-def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot_count: int, preset: str,
+def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot_count: str, preset: str,
         options: tuple[str, ...], seed: str | None, deck: str | None, title: str, deadline: str, weekends: str,
         grace: str, reminder: str, policy: str) -> None:
     """Create a game and deal its first hand; players are mailed at once."""
     try:
         rules = make_rules(preset, parse_options(options))
+        timing = make_timing({"deadline": deadline, "weekends": weekends, "grace": grace,
+                              "reminder": reminder, "policy": policy})
+        computer_players = seat_bots(bots, bot_count, settings.bot_name)
     except OperatorRefused as error:
         raise click.ClickException(str(error)) from error
-    try:
-        timing = timing_from_options({"deadline": deadline, "weekends": weekends, "grace": grace,
-                                      "reminder": reminder, "policy": policy})
-    except BadTiming as error:
-        raise click.ClickException(f"timing refused: {error.code} {error.text!r}") from error
     specs = []
     for text in players:
         address, name = player_argument(text)
         if any(spec.address == address for spec in specs):
             raise click.BadParameter(f"{address} is given twice", param_hint="--player")
         specs.append(SeatSpec(address=address, name=name))
-    specs += [SeatSpec(bot=b) for b in bots]
-    specs += [SeatSpec(bot=settings.bot_name) for _ in range(bot_count)]
+    specs += [SeatSpec(bot=b) for b in computer_players]
     if len(specs) != rules.players:
         raise click.ClickException(f"{rules.players} players needed, {len(specs)} given")
     require_migrated(settings)
@@ -157,7 +158,7 @@ def new(settings: Settings, players: tuple[str, ...], bots: tuple[str, ...], bot
         except OperatorRefused as error:
             raise click.ClickException(str(error)) from error
     queue_mails(settings, started.mail_ids)
-    click.echo(f"game {started.game_id} started ({preset}); {len(started.mail_ids)} mails queued")
+    click.echo(f"game {started.game_id} started ({rules.preset}); {len(started.mail_ids)} mails queued")
 
 
 @contextmanager

@@ -334,6 +334,14 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 ("BAD_RULES", {"problem": "NOT_AN_INT", "option": "target", "value": "fifty"}),
                 ("BAD_RULES", {"problem": "NOT_A_BOOL", "option": "sun", "value": "perhaps"}),
                 ("BAD_OPTION", {"option": "bots", "value": "three"}),
+                # rules that cannot work together, and options that cannot be read (README, "Starting a game")
+                ("BAD_RULES", {"problem": "DECK_DOES_NOT_DIVIDE", "cards": 52, "players": 5}),
+                ("BAD_RULES", {"problem": "PARTNERSHIP_NEEDS_FOUR_PLAYERS", "players": 5}),
+                ("BAD_RULES", {"problem": "KITTY_NEEDS_PLAYERS", "kitty": "first_trick", "players": 4,
+                               "allowed": [3, 5]}),
+                ("BAD_RULES", {"problem": "NOT_A_MAP", "option": "extra_penalties", "value": "KS ten"}),
+                ("BAD_RULES", {"problem": "BAD_BOT_STRENGTH", "value": "brutal",
+                               "strengths": ["random", "heuristic", "strong"]}),
             )
         ]
         + [ctx(RequestRejected("STALE_TURN", {"decision": 16, "current": 17}, withheld_talk=("gg",)), waiting)],

@@ -46,7 +46,7 @@ from pbem.db.models import (
 )
 from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update
-from pbem.engine import MOON, PASS, PLAY, InvalidRules, Rules
+from pbem.engine import MOON, PASS, PLAY
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.compose import can_address
@@ -58,7 +58,8 @@ from .absence import answer_substitute_invitation
 from .app import Services
 from .commands import COMMAND_MODULES  # noqa: F401  (importing them registers the mail commands)
 from .continuation import Applied, continue_to_rest, write_turn
-from .deadlines import pop_timing
+from .deadlines import BadTiming, pop_timing
+from .game_options import OptionRefused, make_rules, read_bots
 from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
@@ -470,21 +471,23 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         return refuse(getattr(command, "reason", "NO_COMMAND"), reader_details(getattr(command, "details", {})))
     options = dict(command.options)
     preset = options.pop("rules", None) or options.pop("preset", None) or "standard"
-    bots_text = options.pop("bots", 0) or 0
     try:
+        bots = read_bots(options.pop("bots", ""), svc.settings.bot_name)  # "3", "2 heuristic, 1 random"
         timing = pop_timing(options)  # deadline, weekends, grace, reminder, policy (README, "Time")
-        rules = Rules.make(preset, **{k: _option_value(v) for k, v in options.items()})
-    except (InvalidRules, TypeError, ValueError) as error:
-        return refuse("BAD_RULES", {"problem": getattr(error, "code", "BAD_RULES"), **getattr(error, "details", {})})
-    bots = _count(bots_text)
-    if bots is None or not 0 <= bots < rules.players:  # the sender has a seat too
-        return refuse("BAD_OPTION", {"option": "bots", "value": str(bots_text)[:40]})
+        rules = make_rules(preset, options)  # any RULES.md §3/§6 option, players: N included
+    except BadTiming as error:
+        return refuse("BAD_RULES", {"problem": error.code, "value": error.text[:60]})
+    except OptionRefused as error:
+        if error.code == "BAD_OPTION":
+            return refuse("BAD_OPTION", dict(error.details))
+        return refuse("BAD_RULES", {"problem": error.code, **error.details})
     others = [a.lower() for a in command.players if a.lower() != sender_address]
     unusable = next((a for a in others if not can_address(a)), None)
     if unusable is not None:
         return refuse("NOT_AN_ADDRESS", {"address": unusable[:100]})
-    if 1 + len(others) + bots != rules.players:
-        return refuse("WRONG_PLAYER_COUNT", {"players": rules.players, "people": 1 + len(others), "bots": bots})
+    if 1 + len(others) + len(bots) != rules.players:  # the sender has a seat too
+        return refuse("WRONG_PLAYER_COUNT", {"players": rules.players, "people": 1 + len(others),
+                                             "bots": len(bots)})
     if _invitations_today(session, creator, now) + len(others) > svc.settings.invites_per_day:
         return refuse("RATE_LIMITED", {"limit": svc.settings.invites_per_day})
     if not verified and not may_answer_stranger(session, svc, sender_address, now):
@@ -492,7 +495,7 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         return Outcome(InboundStatus.REJECTED, "STRANGER_CAP", {"from": sender_address, "answered": False})
     specs = [SeatSpec(address=sender_address, name=mail.from_name or None)]
     specs += [SeatSpec(address=a) for a in others]
-    specs += [SeatSpec(bot=svc.settings.bot_name) for _ in range(bots)]
+    specs += [SeatSpec(bot=bot) for bot in bots]
     creator = creator or get_or_create_player(session, sender_address, mail.from_name or None, now,
                                               language=svc.settings.default_language)
     game = create_game(session, svc, rules=rules, seats=specs, creator=creator, joined=False,
@@ -527,29 +530,6 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         for sent in mails:
             record_stranger_answer(session, sender_address, sent.kind, now, row.id)
     return Outcome(InboundStatus.DONE, "GAME_CREATED", {"game": game.id, "verified": verified}, mails)
-
-
-def _count(text: object) -> int | None:
-    """A whole number written in an option, or None."""
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        return None
-
-
-def _option_value(text: str) -> Any:
-    value = str(text).strip()
-    low = value.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("none", "null"):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return value
 
 
 def _invitations_today(session: Session, creator: Player | None, now: datetime) -> int:

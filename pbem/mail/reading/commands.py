@@ -151,11 +151,15 @@ class NewGame:
     """Start a game: the other players' addresses (lower case) and ``key: value`` options as written.
 
     Option names are mapped from their Portuguese and Romanian forms (:data:`OPTION_ALIASES`) but
-    not checked: the service validates them against the engine's options. The one exception is
-    ``bots``, read here: when present, ``options["bots"]`` is the count in digits (``"3"`` for
-    ``bots: 3`` or ``bots: 03``, at most :data:`MAX_BOTS`), and :attr:`bots` is it as an int. Any
-    other value (``bots: three``, ``-1``, ``2.5``) is ``Unreadable("BAD_OPTION")``, never a NewGame:
-    the answer asks for a number, as the mail templates say.
+    not checked, and values are kept as written: the services read them against the engine's
+    options (``pbem.services.game_options``, with the words of :data:`OPTION_WORDS`). ``players:``
+    with addresses names the other players; ``players: 5`` (no address) is the option, the table's
+    size. The one option read here is ``bots``: when present, ``options["bots"]`` is its groups,
+    each a count in digits (at most :data:`MAX_BOTS`) and optionally a strength as written,
+    comma separated (``"3"`` for ``bots: 03``, ``"3 strong"``, ``"2 heuristic, 1 random"`` for
+    ``bots: 2 heuristic and 1 random``), and :attr:`bots` is the total count. A group without a count
+    (``bots: three``, ``-1``, ``2.5``) is ``Unreadable("BAD_OPTION")``, never a NewGame: the answer
+    asks for a number, as the mail templates say; the strength words are the services' to judge.
     """
 
     players: tuple[str, ...]
@@ -165,7 +169,7 @@ class NewGame:
     @property
     def bots(self) -> int:
         """The number of computer players asked for (0 when ``bots`` is not given)."""
-        return int(self.options.get("bots", "0"))
+        return sum(int(group.split()[0]) for group in self.options.get("bots", "0").split(","))
 
 
 # Commands of long games (README, "Time", "Playing ahead", "Notifications"). They are recognised here; what they do is the services'.
@@ -437,13 +441,48 @@ EVERYWHERE_WORDS: Final = ("everywhere", "all games", "all my games", "every gam
                            "todos os jogos", "todos os meus jogos", "em todo lado",
                            "toate jocurile", "peste tot")
 
-#: Option names in other languages, for new games by mail ("regras: omnibus").
+#: Option names in other languages, for new games by mail ("regras: omnibus"); folded, spaces as
+#: ``_``. The engine's own names (RULES.md §3, §6) are read as they are.
 OPTION_ALIASES: Final = {
     "regras": "rules", "reguli": "rules", "preset": "rules", "alvo": "target", "meta": "target",
     "pontos": "target", "tinta": "target", "puncte": "target", "robos": "bots", "robots": "bots",
-    "boti": "bots", "roboti": "bots", "jogadores": "players", "jucatori": "players", "with": "players",
-    "com": "players", "cu": "players",
+    "boti": "bots", "roboti": "bots", "computers": "bots", "jogadores": "players", "jucatori": "players",
+    "with": "players", "com": "players", "cu": "players",
+    "cartas_removidas": "removed_cards", "cartas_retiradas": "removed_cards", "carti_scoase": "removed_cards",
+    "carti_eliminate": "removed_cards", "ciclo_de_passe": "pass_cycle", "passes": "pass_cycle",
+    "ciclu_de_pasare": "pass_cycle", "pasari": "pass_cycle", "cartas_a_passar": "pass_count",
+    "carti_de_pasat": "pass_count", "lua": "moon", "luna": "moon", "sol": "sun", "soare": "sun",
+    "penalidades_extra": "extra_penalties", "penalizari_extra": "extra_penalties",
+    "maos": "end_after_hands", "maini": "end_after_hands", "parceria": "partnership",
+    "parcerias": "partnership", "duplas": "partnership", "parteneriat": "partnership", "echipe": "partnership",
+    "passar_ao_parceiro": "pass_to_partner", "pasare_la_partener": "pass_to_partner",
+    "lua_do_parceiro": "partner_moon", "luna_partenerului": "partner_moon", "monte": "kitty",
+    "talon": "kitty", "troca_do_monte": "kitty_exchange", "schimb_cu_talonul": "kitty_exchange",
 }
+
+#: Option values in other languages (folded), as the engine writes them (RULES.md §3, §6):
+#: ``moon: nova``, ``pass_cycle: esquerda direita``, ``partnership: echipa``; and the computer
+#: players' strengths (``bots: 2 fortes``), also as :mod:`pbem.services.bot_names` shows them
+#: (easy, medium, strong). Booleans are :data:`OPTION_YES` and :data:`OPTION_NO`.
+OPTION_WORDS: Final = {
+    "esquerda": "left", "direita": "right", "frente": "across", "manter": "hold",
+    "ficar": "hold", "stanga": "left", "dreapta": "right", "vizavi": "across", "opus": "across",
+    "pastrare": "hold", "pastreaza": "hold", "espalhar": "scatter", "imprastiat": "scatter",
+    "velha": "old", "antiga": "old", "nova": "new", "escolha": "choice", "seguranca": "safety",
+    "nenhuma": "none", "nenhum": "none", "veche": "old", "noua": "new", "alegere": "choice",
+    "siguranta": "safety", "niciuna": "none", "niciunul": "none", "equipa": "team", "equipe": "team",
+    "echipa": "team", "individuais": "individual", "individuala": "individual",
+    "poupado": "spared", "crutat": "spared", "cobrado": "charged", "taxat": "charged",
+    "penalidade": "penalty", "penalizare": "penalty",
+    # the computer players' strengths (pbem.bots.BOTS)
+    "easy": "random", "facil": "random", "aleatorio": "random", "usor": "random", "aleator": "random",
+    "medium": "heuristic", "medio": "heuristic", "mediu": "heuristic",
+    "hard": "strong", "forte": "strong", "fortes": "strong", "dificil": "strong", "puternic": "strong",
+    "puternici": "strong", "greu": "strong",
+}
+OPTION_YES: Final = frozenset({"yes", "true", "on", "1", "sim", "verdadeiro", "ligado", "da", "adevarat",
+                               "pornit"})
+OPTION_NO: Final = frozenset({"no", "false", "off", "0", "nao", "falso", "desligado", "nu", "fals", "oprit"})
 
 #: The largest ``bots:`` count read: two digits (the engine's tables are far smaller; the service
 #: checks the count against the rules).
@@ -451,7 +490,9 @@ MAX_BOTS: Final = 99
 
 # -- parsing -----------------------------------------------------------------------------------
 _WORD: Final = re.compile(r"[^\W_]+|\?")
-_OPTION_LINE: Final = re.compile(r"^\s*([^\W\d][\w -]{0,24}?)\s*[:=]\s*(\S.*?)\s*$")
+#: ``name: value`` (or ``name = value``): a name of a few words, or one word as long as the
+#: engine's longest (``can_lead_hearts_instead_of_qs``).
+_OPTION_LINE: Final = re.compile(r"^\s*([^\W\d](?:\w{25,39}|[\w -]{0,24}?))\s*[:=]\s*(\S.*?)\s*$")
 #: ``from <date> until <date>`` (``de 20 de dezembro até 3 de janeiro``, ``de la 20 decembrie până
 #: la 3 ianuarie``): a vacation planned ahead. The start is the shortest text before an "until" word.
 _FROM_UNTIL: Final = re.compile(
@@ -802,20 +843,33 @@ def _new_game(text: str) -> Command:
             key = re.sub(r"[\s-]+", "_", fold(m.group(1)).strip())
             options[OPTION_ALIASES.get(key, key)] = m.group(2)
     players = list(dict.fromkeys(players))
-    options.pop("players", None)
+    # A "players:" line with addresses is read above (the other players); one without is the
+    # table's size (``players: 5``), an option like the others.
     if "bots" in options:
-        bots = _count(options["bots"])
-        if bots is None:
+        groups = bot_groups(options["bots"])
+        if groups is None:
             return Unreadable("BAD_OPTION", MappingProxyType({"option": "bots", "value": options["bots"][:40]}))
-        options["bots"] = str(bots)
+        options["bots"] = ", ".join(f"{count} {words}".strip() for count, words in groups)
     if not players and "bots" not in options:
         return Unreadable("NO_PLAYERS")
     return NewGame(tuple(players), MappingProxyType(options))
 
 
-def _count(value: str) -> int | None:
-    """A small count written in ASCII digits (at most :data:`MAX_BOTS`); None otherwise."""
-    text = value.strip().rstrip(".!")
-    if text.isascii() and text.isdigit() and len(text) <= 2:
-        return int(text)
-    return None
+#: Between groups of a ``bots:`` value: ``2 heuristic, 1 random``, ``2 fortes e 1 fácil``.
+_BOT_GROUPS: Final = re.compile(r"\s*(?:[,;+&]|\band\b|\be\b|\bsi\b|\bși\b)\s*", re.IGNORECASE)
+_BOT_GROUP: Final = re.compile(r"(\d{1,2})\.?(?:\s+(\S.{0,39}?))?[.!]?")
+
+
+def bot_groups(value: str) -> list[tuple[int, str]] | None:
+    """``bots:`` as (count, strength as written) groups, each count in ASCII digits (at most
+    :data:`MAX_BOTS`); None when a group has no count (the services read the strengths)."""
+    groups = []
+    for part in _BOT_GROUPS.split(value.strip()):
+        if not part:
+            continue
+        m = _BOT_GROUP.fullmatch(part)
+        if m is None or not m.group(1).isascii():
+            return None
+        groups.append((int(m.group(1)), " ".join((m.group(2) or "").split())))
+    return groups or None
+
