@@ -1,0 +1,189 @@
+"""Property tests over random playouts of the §6 variants landed so far: Partnership Hearts (both
+modes, RULES.md §6.1) and every kitty form with and without ``kitty_exchange`` (§6.2).
+
+Each example plays a game (up to ``MAX_HANDS`` hands, a low target so that games end) from decks and
+choices drawn from a seeded ``random.Random``; a third of the deals are stacked so that one seat (or
+one team) holds the top cards and slams more often. At every step:
+
+- cards are conserved: hands + trick + taken + passes in flight + the kitty on the table = the 52;
+- the penalty values taken (the kitty's included) add up, at each hand's end, to the moon total M
+  (before the moon rule and the bonus card); during the hand ``points`` are the values of ``taken``;
+- the legal set of every decision is never empty: each seat to pass holds enough cards, the seat to
+  play has a legal card, the kitty's taker has cards to discard, the shooter has choices;
+- ``GameState.from_dict(state.to_dict())`` through JSON equals the state;
+- no seat's view shows another seat's hand, or the kitty before that seat took it;
+- replaying the move log (through its JSON form) gives exactly the incremental state.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbem.engine import (
+    ChooseMoon,
+    Deal,
+    DiscardKitty,
+    GameState,
+    PassCards,
+    PlayCard,
+    Rules,
+    apply,
+    move_from_dict,
+    move_to_dict,
+    new_game,
+    replay,
+    seat_view,
+    shuffled_deck,
+)
+from pbem.engine.cards import FULL_DECK, cards_of
+
+from .helpers import ALL_CARDS, deck_for
+from .test_kitty import kitty_deck
+
+MAX_HANDS = 3
+EXAMPLES = max(3, settings().max_examples // 10)
+
+CONFIGS = {
+    "team": ("partnership", {}),
+    "team-choice-sun": ("partnership", {"moon": "choice", "sun": True}),
+    "team-safety-omnibus": ("partnership", {"moon": "safety", "jd_bonus": -10, "avoid_all_tricks_bonus": -5}),
+    "team-pass-to-partner-share": ("partnership", {"pass_to_partner": True, "tie": "share"}),
+    "individual-spared": ("partnership-individual", {}),
+    "individual-charged-choice": ("partnership-individual", {"partner_moon": "charged", "moon": "choice"}),
+    "individual-pass-to-partner-safety": ("partnership-individual", {"pass_to_partner": True, "moon": "safety"}),
+    "kitty-penalty": ("kitty", {}),
+    "kitty-penalty-exchange": ("kitty", {"kitty_exchange": True, "moon": "choice"}),
+    "kitty-penalty-team": ("kitty", {"partnership": "team", "kitty_exchange": True}),
+    "kitty-first-trick-3": ("standard", {"players": 3, "kitty": "first_trick"}),
+    "kitty-first-trick-3-exchange": ("standard", {"players": 3, "kitty": "first_trick", "kitty_exchange": True}),
+    "kitty-first-trick-5": ("standard", {"players": 5, "kitty": "first_trick", "first_lead": "any_club"}),
+    "kitty-first-trick-5-exchange": ("standard", {"players": 5, "kitty": "first_trick", "kitty_exchange": True}),
+    "kitty-first-penalty-3": ("standard", {"players": 3, "kitty": "first_penalty", "moon": "new"}),
+    "kitty-first-penalty-3-exchange": ("standard", {"players": 3, "kitty": "first_penalty", "kitty_exchange": True,
+                                                    "sun": True}),
+    "kitty-first-penalty-5": ("standard", {"players": 5, "kitty": "first_penalty"}),
+    "kitty-first-penalty-5-exchange": ("standard", {"players": 5, "kitty": "first_penalty", "kitty_exchange": True,
+                                                    "moon": "safety"}),
+}
+
+
+def mask(cs) -> int:
+    m = 0
+    for c in cs:
+        m |= 1 << ALL_CARDS.index(c)
+    return m
+
+
+def a_deck(rules: Rules, rng: random.Random, hand_no: int) -> tuple[str, ...]:
+    deck = shuffled_deck(rules, rng)
+    if rng.random() < 2 / 3:
+        return deck
+    # stacked: one seat (or both partners) gets the top cards
+    t = rules.table
+    n = rules.players
+    kitty = deck[:t.kitty_size]
+    rest = sorted(deck[t.kitty_size:], key=lambda c: -"23456789TJQKA".index(c[0]))
+    seat = rng.randrange(n)
+    seats = [seat, (seat + 2) % 4] if rules.teams and rng.random() < 0.5 else [seat]
+    order = seats + [s for s in range(n) if s not in seats]
+    hands = {s: " ".join(rest[k * t.hand_size:(k + 1) * t.hand_size]) for k, s in enumerate(order)}
+    if t.kitty_size:
+        return kitty_deck(rules, " ".join(kitty), hands, hand_no)
+    return deck_for(rules, {s: h.split() for s, h in hands.items()}, hand_no)
+
+
+def check_state(state: GameState) -> None:
+    t = state.t
+    n = t.players
+    seen = 0
+    total = 0
+    parts = list(state.hands) + list(state.taken)
+    parts.append(sum(1 << c for c in state.trick))
+    if state.phase == "pass":
+        for seat, chosen in enumerate(state.passes):
+            if chosen is not None:
+                parts.append(sum(1 << c for c in chosen))
+    if state.kitty_taker is None:
+        parts.append(mask(state.kitty))
+    for m in parts:
+        assert not seen & m, "a card is in two places"
+        seen |= m
+        total += m.bit_count()
+    if state.phase in ("pass", "play", "discard", "moon"):
+        assert seen == t.deck_mask == FULL_DECK and total == t.deck_size == 52, "cards not conserved"
+    for seat in range(n):
+        assert state.points[seat] == sum(t.values[i] for i in range(52) if state.taken[seat] >> i & 1)
+    # every decision has a legal choice
+    if state.phase == "pass":
+        for seat in state.seats_to_pass():
+            assert len(state.hand(seat)) >= t.pass_count
+    elif state.phase == "play":
+        legal = state.legal_cards()
+        assert legal and set(legal) <= set(state.hand(state.to_move))
+    elif state.phase == "discard":
+        assert state.seats_to_act() == (state.kitty_taker,)
+        assert len(state.discard_choices()) >= state.discard_count == t.kitty_size
+    elif state.phase == "moon":
+        assert state.moon_choices() and state.seats_to_act() == (state.shooter[0],)
+    # views
+    for seat in range(n):
+        view = seat_view(state, seat)
+        others = [c for s in range(n) if s != seat for c in state.hand(s)]
+        assert not set(others) & set(view["hand"])
+        if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "over"):
+            assert view["kitty"] == []
+            hidden = set(cards_of(state.face_down_mask()))
+            assert not hidden & {c for taken in view["taken"] for c in taken}
+    # the snapshot
+    again = GameState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert again == state
+
+
+def playout(rules: Rules, seed: int) -> None:
+    rng = random.Random(seed)
+    state = new_game(rules)
+    moves: list = []
+    t = rules.table
+
+    def do(move) -> None:
+        nonlocal state
+        state, _ = apply(state, move)
+        moves.append(move)
+        check_state(state)
+
+    while state.phase == "deal" and state.hand_no < MAX_HANDS:
+        direction = rng.choice(["left", "right", "across", "hold"] if rules.players == 4 else ["left", "right"])
+        do(Deal(a_deck(rules, rng, state.hand_no + 1), direction))
+        if rules.pass_to_partner:
+            assert state.pass_direction in ("across", "hold")
+        for seat in rng.sample(range(rules.players), rules.players) if state.phase == "pass" else ():
+            do(PassCards(seat, tuple(rng.sample(state.hand(seat), t.pass_count))))
+        while state.phase in ("play", "discard", "moon"):
+            if state.phase == "play":
+                do(PlayCard(state.to_move, rng.choice(state.legal_cards())))
+            elif state.phase == "discard":
+                taker = state.kitty_taker
+                do(DiscardKitty(taker, tuple(rng.sample(state.discard_choices(), state.discard_count))))
+            else:
+                do(ChooseMoon(state.shooter[0], rng.choice(state.moon_choices())))
+            if state.tricks_played == t.hand_size and state.phase != "moon":
+                # the hand is scored: the penalty values taken, kitty included, made M
+                assert sum(state.points) == t.moon_total
+                break
+    logged = [move_from_dict(json.loads(json.dumps(move_to_dict(m)))) for m in moves]
+    assert replay(rules, logged) == state
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@settings(max_examples=EXAMPLES, deadline=None)  # a whole game per example; no timing asserted
+@given(seed=st.integers(0, 2**32 - 1))
+def test_variant_playouts(config, seed):
+    preset, options = CONFIGS[config]
+    rules = Rules.make(preset, **options)
+    rules = rules.with_options(target=max(1, rules.table.moon_total))
+    playout(rules, seed)
