@@ -12,6 +12,46 @@ The public API, for the server and for bot authors::
     state, events = apply(state, PlayCard(state.to_move, card))  # the same, with what happened
 
 See README.md ("The engine, for bot authors") for the whole tour.
+
+A whole hand of any variant is driven by one loop over the phases: every decision is a move with its
+legal choices (``legal_cards``, ``discard_choices``, ``moon_choices``; a pass is any ``pass_count``
+cards of the hand), and the hand is over when the phase is back to ``deal`` (or ``over``)::
+
+    def play_hand(state, rng):
+        state, events = apply(state, Deal(shuffled_deck(state.rules, rng)))
+        for seat in state.seats_to_pass():                          # phase "pass" (not on hold hands)
+            state, more = apply(state, PassCards(seat, tuple(rng.sample(state.hand(seat), state.t.pass_count))))
+            events += more
+        while state.phase not in (DEAL, OVER):
+            if state.phase == PLAY:
+                move = PlayCard(state.to_move, rng.choice(state.legal_cards()))
+            elif state.phase == DISCARD:                            # kitty_exchange: the taker discards
+                move = DiscardKitty(state.kitty_taker, tuple(rng.sample(state.discard_choices(), state.discard_count)))
+            else:                                                   # MOON (moon=choice): the shooter answers
+                move = ChooseMoon(state.shooter[0], rng.choice(state.moon_choices()))
+            state, more = apply(state, move)
+            events += more
+        return state, events
+
+Partnership Hearts (RULES.md §6.1): partners sit opposite, seats 0+2 and 1+3. In ``team`` mode both
+partners carry the team's total and a team that takes every penalty card slams (``Moon(team=True)``;
+under ``moon=choice`` its player who won the team's latest trick answers)::
+
+    rules = Rules.make("partnership", moon="choice", pass_to_partner=True)
+    state, events = play_hand(new_game(rules), random.Random(1))
+    state.team_totals                              # (team 0's total, team 1's); state.totals by seat
+    [e for e in events if isinstance(e, HandScored)][0].team_points
+    rules = Rules.make("partnership-individual", partner_moon="charged")   # each scores alone; team sums win
+
+The kitty (RULES.md §6.2): the first cards of the deck lie face down and join the tricks of the
+first player to take a penalty card (``penalty``, ``first_penalty``) or of the first trick's winner
+(``first_trick``); with ``kitty_exchange`` they join that player's hand, who then discards as many::
+
+    rules = Rules.make("kitty", kitty_exchange=True)          # 4 players: 12 cards each and 4
+    state, events = play_hand(new_game(rules), random.Random(2))
+    taken = [e for e in events if isinstance(e, KittyTaken)][0]   # KittyTaken(seat, trick_no)
+    state.kitty, state.kitty_taker, state.discarded   # private: seat_view shows them to the taker only
+    rules = Rules.make("standard", players=3, kitty="first_trick")  # 17 each and 1; 5 players: 10 and 2
 """
 
 from __future__ import annotations
