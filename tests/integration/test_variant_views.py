@@ -13,6 +13,7 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -46,7 +47,16 @@ from pbem.services.seat_knowledge import seat_facts
 from pbem.web import create_app
 from pbem.web.i18n import use_language
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
+from tests.integration.mailplay import (
+    Mailbox,
+    address,
+    answer,
+    make_services,
+    new_game as mail_game,
+    parsed,
+    prose_of,
+    state_of,
+)
 
 NAMES = ("Ann", "Ben", "Cy", "Di")
 QUOTED_CARD = re.compile(r"'([2-9TJQKA][CDHS])'")
@@ -264,10 +274,13 @@ def test_a_kitty_page_says_the_kitty_lies_on_the_table(svc: Services, client: Fl
 
 
 @pytest.fixture
-def app(svc: Services) -> Iterator[Flask]:
-    app = create_app(svc.settings, clock=svc.clock)
+def app(tmp_path: Path) -> Iterator[Flask]:
+    """The web front, for rendering page models (no database read: once, not per database)."""
+    services = make_services(f"sqlite:///{tmp_path / 'unused.db'}", tmp_path)
+    app = create_app(services.settings, clock=services.clock)
     yield app
     runtime(app).dispose()
+    services.close()
 
 
 def render(app: Flask, template: str, page: object, language: str) -> str:
