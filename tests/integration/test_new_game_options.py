@@ -17,7 +17,7 @@ from pbem.db.models import Game, OutboundMessage, SeatStatus
 from pbem.db.session import transaction
 from pbem.engine import Rules
 from pbem.services.app import Services
-from tests.integration.mailplay import DOMAIN, deliver, last_outcome, prose_of
+from tests.integration.mailplay import DOMAIN, deliver, last_outcome, prose_of, text_of
 
 NEW = f"new@{DOMAIN}"
 _ids = itertools.count(1)
@@ -172,3 +172,16 @@ def test_combinations_the_rules_refuse_are_explained(svc: Services) -> None:
         assert "a partnership game is played by 4 players, not 5" in text
         text = refusal(svc, "new game\nkitty: first_trick\nbots: 3")
         assert "“kitty: first_trick” is played by 3 or 5 players, not 4." in text
+
+
+def test_the_example_a_refusal_shows_is_a_mail_that_works(svc: Services) -> None:
+    """The refusal's example with friends (a strength, a preset, an option) starts that game as written."""
+    (answer,) = request(svc, "new game\nrules: omnibsu\nbots: 3")
+    lines = [line.strip() for line in text_of(answer).splitlines() if line.startswith("    ")]
+    example = lines[lines.index("players: ana@example.org, bob@example.net") - 1:][:5]
+    assert example[0] == "new game" and "bots: 1 strong" in example
+    request(svc, "\n".join(example))
+    rules, seats = created(svc)
+    assert (rules.preset, rules.target) == ("omnibus", 50)
+    assert seats == [("ana@players.test", None), ("ana@example.org", None), ("bob@example.net", None),
+                     (None, "strong")]
