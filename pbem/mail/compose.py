@@ -87,8 +87,9 @@ def canonical_cards(cards: Sequence[str]) -> str:
 
 def legal_header(detail: YourTurn, game: GameContext) -> str:
     """``X-Hearts-Legal`` of a decision mail: what a reply may name.  To play: the legal cards;
-    to pass: the hand (any ``pass_count`` of them); a moon choice: ``old new``."""
-    if detail.decision == "pass":
+    to pass: the hand (any ``pass_count`` of them); to discard (``kitty_exchange``, RULES.md
+    §6.2): the hand with the kitty (any ``discard_count`` of them); a moon choice: ``old new``."""
+    if detail.decision in ("pass", "discard"):
         return canonical_cards(game.hand)
     if detail.decision == "moon":
         return "old new"

@@ -81,8 +81,8 @@ __all__ = [
 ]
 
 PassDirection = Literal["left", "right", "across", "hold", "scatter"]
-Phase = Literal["pass", "play", "moon", "over"]
-Decision = Literal["pass", "play", "moon"]
+Phase = Literal["pass", "play", "discard", "moon", "over"]
+Decision = Literal["pass", "play", "discard", "moon"]
 
 
 def _frozen_mapping(value: Mapping[str, object] | None) -> Mapping[str, object]:
@@ -131,6 +131,8 @@ class Moon:
     kind: Literal["moon", "sun"] = "moon"
     scoring: Literal["old", "new", "none"] = "old"
     total: int = 26
+    #: A team's slam (RULES.md §6.1 ``team``): ``shooter`` and their partner took it together.
+    team: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,9 @@ class HandResult:
     points: tuple[int, ...]
     totals: tuple[int, ...]
     moon: Moon | None = None
+    #: With a partnership (RULES.md §6.1), by team: the hand's score and the totals after it.
+    team_points: tuple[int, ...] = ()
+    team_totals: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +230,26 @@ class GameContext:
     #: The recipient's last reply had no new text and its move was read from its Subject: what was
     #: read there, said once (README, "Playing by mail"; set by ``pbem.services.mailing.queue_mail``).
     read_from_subject: str = ""
+    #: Partnership (RULES.md §6.1): ``none``, ``team`` or ``individual``; the teams (seats, partners
+    #: opposite), the recipient's partner, and by team the totals (team mode: the team's; individual:
+    #: the partners' sum) and the points taken so far this hand (as the recipient may see them).
+    partnership: str = "none"
+    teams: tuple[tuple[int, ...], ...] = ()
+    partner: int | None = None
+    team_totals: tuple[int, ...] = ()
+    team_points: tuple[int, ...] = ()
+    #: Kitty (RULES.md §6.2): its form (``none``, ``penalty``, ``first_trick``, ``first_penalty``) and
+    #: size, ``kitty_exchange``, who took it (None while it lies on the table) and at the end of which
+    #: trick; its ``kitty`` cards and the ``discarded`` ones only when the recipient took it (hidden
+    #: information: empty for every other seat); ``discard_count`` cards to discard (``kitty_exchange``).
+    kitty_form: str = "none"
+    kitty_size: int = 0
+    kitty_exchange: bool = False
+    kitty_taker: int | None = None
+    kitty_trick: int | None = None
+    kitty: tuple[str, ...] = ()
+    discarded: tuple[str, ...] = ()
+    discard_count: int = 0
 
     @property
     def players(self) -> int:
@@ -235,6 +260,15 @@ class GameContext:
         return self.seat == self.to_move or (
             self.to_move is None and self.seat in self.waiting_for
         )
+
+    @property
+    def my_team(self) -> int | None:
+        """The index in ``teams`` of the recipient's team (None without a partnership)."""
+        return next((k for k, team in enumerate(self.teams) if self.seat in team), None)
+
+    @property
+    def took_kitty(self) -> bool:
+        return self.kitty_taker is not None and self.kitty_taker == self.seat
 
     def pass_target(self) -> int | None:
         """The seat the recipient passes to this hand (None for hold and scatter)."""
@@ -333,11 +367,23 @@ class HandSummary:
     lowest_wins: bool = True
     #: The moon's scoring was not chosen by the deadline: ``safety`` decided (RULES.md §3 ``moon``).
     moon_by_deadline: bool = False
+    #: The hand's kitty (RULES.md §6.2), shown once the hand is over: its cards, who took it at the
+    #: end of which trick, and with ``kitty_exchange`` the cards that taker discarded.
+    kitty: tuple[str, ...] = ()
+    kitty_taker: int | None = None
+    kitty_trick: int | None = None
+    discarded: tuple[str, ...] = ()
 
     @property
     def standings(self) -> tuple[Standing, ...]:
         """The totals after this hand, ranked."""
         return standings(self.result.totals, self.lowest_wins)
+
+    @property
+    def team_standings(self) -> tuple[Standing, ...]:
+        """The team totals after this hand, ranked (``Standing.seat``: the team's index)."""
+        totals = self.result.team_totals
+        return standings(totals, self.lowest_wins) if totals else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,10 +426,20 @@ class GameSummary:
     stats: GameStats | None = None
     replay_url: str = ""
     lowest_wins: bool = True
+    #: With a partnership (RULES.md §6.1): the teams, their final totals and the winning team(s)'
+    #: indexes in ``teams``.
+    teams: tuple[tuple[int, ...], ...] = ()
+    team_totals: tuple[int, ...] = ()
+    winning_teams: tuple[int, ...] = ()
 
     @property
     def standings(self) -> tuple[Standing, ...]:
         return standings(self.totals, self.lowest_wins)
+
+    @property
+    def team_standings(self) -> tuple[Standing, ...]:
+        """The teams ranked by total (``Standing.seat`` is the team's index in ``teams``)."""
+        return standings(self.team_totals, self.lowest_wins) if self.team_totals else ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,9 @@ MOVE_REJECTIONS: dict[str, dict[str, object]] = {
     "TWO_CARDS": {"cards": ["QS", "TH"]},
     "WRONG_CARD_COUNT": {"expected": 3, "given": ["QS", "AH", "KH", "2C"]},
     "UNKNOWN_WORD": {"word": "pasar"},
+    # kitty_exchange (RULES.md §6.2)
+    "NOT_THE_KITTY_TAKER": {"seat": 1, "taker": 2},
+    "WRONG_DISCARD_COUNT": {"expected": 4, "given": 3},
 }
 
 #: Service codes: mails that were not moves, answered only to the registered player.
@@ -240,7 +243,8 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
     def ctx(detail: object, g: GameContext | None = game) -> MailContext:
         return MailContext(recipient=me, detail=detail, game=g)  # type: ignore[arg-type]
 
-    return {
+    variants = _variant_samples(ctx, game, passing, waiting, over, language)
+    samples = {
         **_time_samples(ctx, me, game, passing, waiting),
         "your_turn": [
             ctx(YourTurn("play")),
@@ -461,6 +465,108 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 ),
             )),
         ],
+    }
+    for kind, extra in variants.items():
+        samples[kind] = samples.get(kind, []) + extra
+    return samples
+
+
+#: RULES.md §6.1: partners sit opposite (João, seat 1, plays with Dana, seat 3).
+TEAMS = ((0, 2), (1, 3))
+PARTNERSHIP_RULES = {**RULES, "preset": "partnership", "partnership": "team", "pass_to_partner": True,
+                     "moon": "choice"}
+KITTY_RULES = {**RULES, "preset": "kitty", "kitty": "penalty", "kitty_exchange": True, "moon": "old"}
+
+
+def _variant_samples(ctx, game: GameContext, passing: GameContext, waiting: GameContext, over: GameContext,
+                     language: str) -> dict[str, list[MailContext]]:
+    """The mails of the §6 variants: a partnership (team totals, the partner, a team's slam, the
+    pass to the partner, the winning team) and a kitty (who took it, its cards to its taker only,
+    the discard decision, the kitty shown once the hand is over)."""
+    team = dict(partnership="team", teams=TEAMS, partner=3, team_totals=(30, 65), team_points=(1, 2))
+    individual = dict(partnership="individual", teams=TEAMS, partner=3, team_totals=(39, 65),
+                      team_points=(1, 2))
+    kitty = dict(kitty_form="penalty", kitty_size=4, kitty_exchange=True, discard_count=4)
+    team_game = replace(game, **team, totals=(30, 65, 30, 65))  # type: ignore[arg-type]
+    team_passing = replace(passing, **team)  # type: ignore[arg-type]
+    team_history = (
+        HandResult(1, (4, 22, 4, 22), (4, 22, 4, 22), team_points=(4, 22), team_totals=(4, 22)),
+        HandResult(2, (26, 0, 26, 0), (30, 22, 30, 22), Moon(shooter=3, team=True), team_points=(26, 0),
+                   team_totals=(30, 22)),
+    )
+    kitty_hand = ("AS", "KS", "4S", "JH", "TH", "2H", "9C", "3C", "AD", "7C", "8D", "QH", "2S")
+    discarding = replace(game, **kitty, phase="discard", trick=(), to_move=None, waiting_for=(1,),
+                         hand=kitty_hand, legal=(), kitty_taker=1, kitty_trick=5,
+                         kitty=("7C", "8D", "QH", "2S"),
+                         last_trick=FinishedTrick(5, (Play(2, "5D"), Play(3, "KH"), Play(0, "9D"), Play(1, "AD")),
+                                                  1, 1))
+    return {
+        "your_turn": [
+            # The first mail of a partnership game: the partner named, the mode in the rules; the
+            # pass goes to the partner (pass_to_partner).
+            ctx(YourTurn("pass", started=True, rules=PARTNERSHIP_RULES),
+                replace(team_passing, hand_number=1, history=(), totals=(0, 0, 0, 0), team_totals=(0, 0),
+                        team_points=(0, 0), table_talk=(), pass_direction="across")),
+            ctx(YourTurn("play"), team_game),
+            # A team's slam, asked of the partner who won the team's latest trick.
+            ctx(YourTurn("moon", moon_total=26), replace(team_game, phase="moon", trick=(), to_move=None, legal=(),
+                                                          waiting_for=(1,), hand=())),
+            # kitty_exchange: the taker's discard decision (their hand with the kitty).
+            ctx(YourTurn("discard"), discarding),
+            ctx(YourTurn("pass", started=True, rules=KITTY_RULES),
+                replace(passing, **kitty, hand_number=1, history=(), totals=(0, 0, 0, 0), table_talk=(),
+                        hand=passing.hand[:12])),
+            # The kitty in play: taken by another seat (who and when only), by the reader (its cards).
+            ctx(YourTurn("play"), replace(game, **kitty, kitty_taker=2, kitty_trick=3)),
+            ctx(YourTurn("play"), replace(game, **kitty, kitty_taker=1, kitty_trick=3, kitty=("7C", "8D", "QH", "2S"),
+                                          discarded=("2C", "3D", "4D", "5D"))),
+        ],
+        "trick_done": [
+            ctx(TrickDone(), replace(waiting, **team, totals=(30, 65, 30, 65))),  # type: ignore[arg-type]
+            ctx(TrickDone(), replace(waiting, **individual)),  # type: ignore[arg-type]
+            ctx(TrickDone(), replace(waiting, kitty_form="penalty", kitty_size=4)),
+            ctx(TrickDone(), replace(waiting, kitty_form="penalty", kitty_size=4, kitty_taker=1, kitty_trick=5,
+                                     kitty=("7C", "8D", "QH", "2S"))),
+        ],
+        "card_played": [ctx(CardPlayed(seat=1, card="AS"), replace(waiting, **kitty, kitty_taker=0, kitty_trick=2))],
+        "status": [ctx(Status(), replace(game, **kitty, **team, kitty_taker=0, kitty_trick=2)),
+                   ctx(Status(), discarding)],
+        "pass_done": [ctx(PassDone(), replace(team_passing, waiting_for=(0, 3), passed=("AS", "QS", "AH"),
+                                              pass_direction="across",
+                                              hand=tuple(c for c in passing.hand if c not in ("AS", "QS", "AH"))))],
+        "move_rejected": [
+            ctx(MoveRejected("WRONG_DISCARD_COUNT", {"expected": 4, "given": 3}, attempted="7C 8D QH"), discarding),
+            ctx(MoveRejected("CARD_NOT_IN_HAND", {"card": "KD", "cards": ["KD"]}, attempted="7C 8D QH KD"),
+                discarding),
+        ],
+        "hand_summary": [
+            ctx(HandSummary(team_history[1], taken=(Taken(0, 7, ("QS",)), Taken(1), Taken(2, 6), Taken(3))),
+                replace(team_game, history=team_history, totals=(30, 22, 30, 22), team_totals=(30, 22))),
+            ctx(HandSummary(HandResult(2, (0, 26, 0, 26), (4, 48, 4, 48), Moon(shooter=1, team=True, scoring="old"),
+                                       team_points=(0, 26), team_totals=(4, 48)), moon_by_deadline=True),
+                replace(team_game, totals=(4, 48, 4, 48), team_totals=(4, 48))),
+            ctx(HandSummary(HandResult(2, (-26, 0, -26, 0), (-22, 22, -22, 22),
+                                       Moon(shooter=0, team=True, scoring="new"), team_points=(-26, 0),
+                                       team_totals=(-22, 22))),
+                replace(team_game, totals=(-22, 22, -22, 22), team_totals=(-22, 22))),
+            ctx(HandSummary(HandResult(2, (3, 0, 20, 3), (7, 13, 29, 3), team_points=(23, 3), team_totals=(36, 16)),
+                            kitty=("7C", "8D", "QH", "2S"), kitty_taker=2, kitty_trick=4,
+                            discarded=("QS", "2H", "3H", "4H")),
+                replace(waiting, **{**individual, "team_totals": (36, 16)})),
+            ctx(HandSummary(HandResult(2, (3, 14, 6, 3), (7, 27, 15, 3)), kitty=("7C", "8D", "QH", "2S"),
+                            kitty_taker=1, kitty_trick=1), waiting),
+        ],
+        "game_summary": [
+            ctx(GameSummary(winners=(0, 2), totals=(30, 101, 30, 101), teams=TEAMS, team_totals=(30, 101),
+                            winning_teams=(0,)), replace(over, **team, totals=(30, 101, 30, 101))),
+            ctx(GameSummary(winners=(1, 3), totals=(101, 44, 60, 30), teams=TEAMS, team_totals=(161, 74),
+                            winning_teams=(1,)), replace(over, **individual, totals=(101, 44, 60, 30))),
+            ctx(GameSummary(winners=(0, 1, 2, 3), totals=(50, 50, 50, 50), teams=TEAMS, team_totals=(50, 50),
+                            winning_teams=(0, 1)), replace(over, **team, totals=(50, 50, 50, 50))),
+        ],
+        "rules": [ctx(Rules({**PARTNERSHIP_RULES, "partnership": "individual", "partner_moon": "charged"})),
+                  ctx(Rules(KITTY_RULES)), ctx(Rules({**RULES, "players": 5, "kitty": "first_trick"})),
+                  ctx(Rules({**RULES, "players": 3, "kitty": "first_penalty", "partner_moon": "spared"}))],
     }
 
 

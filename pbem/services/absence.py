@@ -61,8 +61,7 @@ from pbem.db.models import (
     SeatStatus,
 )
 from pbem.db.session import transaction
-from pbem.engine import GameState
-from pbem.engine import Moon as MoonEvent
+from pbem.engine import GameState, HandScored
 from pbem.mail import context as mc
 from pbem.mail.notation import fold
 from pbem.mail.reading import commands as cmd
@@ -136,7 +135,7 @@ def apply_deadline_default(session: Session, svc: Services, game: Game, seats: l
     decision = decision_kind(state.phase)
     apply_move(session, turn, move)
     turn.defaulted[seat.seat] = decision
-    moon = next((e for e in turn.events if isinstance(e, MoonEvent)), None)
+    moon = next((e.moon for e in turn.events if isinstance(e, HandScored) and e.moon is not None), None)
     detail = mc.DecisionDefaulted(
         decision=decision,  # type: ignore[arg-type]
         deadline=deadline,

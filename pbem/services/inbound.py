@@ -46,7 +46,7 @@ from pbem.db.models import (
 )
 from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update
-from pbem.engine import MOON, PASS, PLAY
+from pbem.engine import DISCARD, MOON, PASS, PLAY
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.compose import can_address
@@ -421,6 +421,8 @@ def _expected(state: Any, seat: int) -> str | None:
         return "play"
     if state.phase == MOON and state.shooter and state.shooter[0] == seat:
         return "moon"
+    if state.phase == DISCARD and seat in state.seats_to_act():
+        return "discard"  # kitty_exchange (RULES.md §6.2): the cards alone are the discard
     return None
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
-from pbem.engine import MOON, OVER, PASS, PLAY, GameState
+from pbem.engine import DISCARD, MOON, OVER, PASS, PLAY, GameState
 from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
 from pbem.mail.addresses import claimed_game_id, make_reply_address
@@ -32,6 +32,7 @@ from . import bot_names
 from .app import Services
 from .gamestore import current_state
 from .reading import READ_FROM_SUBJECT
+from .seat_knowledge import seat_facts, team_values
 from .talk import with_unseen_talk
 
 ERROR_KINDS = ("move_rejected", "request_rejected")
@@ -104,12 +105,19 @@ def _moon(state: GameState, moon: object | None) -> mc.Moon | None:
     if moon is None:
         return None
     m = state.t.moon_total * (2 if moon.kind == "sun" else 1)  # type: ignore[attr-defined]
-    return mc.Moon(shooter=moon.seat, kind=moon.kind, scoring=moon.scoring, total=m)  # type: ignore[attr-defined]
+    return mc.Moon(shooter=moon.seat, kind=moon.kind, scoring=moon.scoring, total=m,  # type: ignore[attr-defined]
+                   team=bool(getattr(moon, "team", False)))
 
 
 def hand_results(state: GameState) -> tuple[mc.HandResult, ...]:
+    """Every scored hand; with a partnership (RULES.md §6.1) the teams' hand scores and totals too
+    (team mode: the team's, which both partners carry; individual mode: the partners' sums)."""
+    rules = state.rules
+    teams = bool(rules.teams)
     return tuple(
-        mc.HandResult(hand_number=k + 1, points=tuple(points), totals=tuple(totals), moon=_moon(state, moon))
+        mc.HandResult(hand_number=k + 1, points=tuple(points), totals=tuple(totals), moon=_moon(state, moon),
+                      team_points=team_values(rules, tuple(points)) if teams else (),
+                      team_totals=team_values(rules, tuple(totals)) if teams else ())
         for k, (points, totals, moon) in enumerate(state.history)
     )
 
@@ -149,7 +157,7 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
     return TableView(
         rows=rows,
         names=seat_names(list(rows)),
-        phase={PASS: "pass", PLAY: "play", MOON: "moon", OVER: "over"}.get(state.phase, "play"),
+        phase={PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon", OVER: "over"}.get(state.phase, "play"),
         trick=tuple(mc.Play(s, c) for s, c in state.trick_cards()),
         last_trick=last,
         to_act=to_act,
@@ -168,6 +176,9 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
     rows = table.rows
     own_pass = state.passes[seat]
     rules = state.rules
+    # What this seat may know of the teams and the kitty (the kitty's cards only for its taker,
+    # the other seats' points without them: RULES.md §6.2).
+    facts = seat_facts(state, seat)
     return mc.GameContext(
         game_id=game.id,
         title=game.title,
@@ -178,7 +189,7 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         phase=table.phase,  # type: ignore[arg-type]
         hand=state.hand(seat),
         totals=tuple(state.totals),
-        hand_points=tuple(state.points),
+        hand_points=facts.points,
         reply_address=reply_address(svc, game, rows[seat]),
         game_url=game_url(svc, game, seat),
         pass_count=rules.pass_count,
@@ -197,6 +208,19 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         preset=rules.preset,
         deadline=rows[seat].deadline_at if seat in table.to_act else None,
         waiting_since=table.waiting_since,
+        partnership=facts.partnership,
+        teams=facts.teams,
+        partner=facts.partner,
+        team_totals=facts.team_totals,
+        team_points=facts.team_points,
+        kitty_form=rules.kitty,
+        kitty_size=facts.kitty_size,
+        kitty_exchange=rules.kitty_exchange,
+        kitty_taker=facts.kitty_taker,
+        kitty_trick=facts.kitty_trick,
+        kitty=facts.kitty if facts.took_kitty else (),
+        discarded=facts.discarded if facts.took_kitty else (),
+        discard_count=state.discard_count,
     )
 
 

@@ -47,6 +47,7 @@ from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Notify, OutboundMessage, Seat, SeatStatus
 from pbem.engine import (
+    DISCARD,
     MOON,
     OVER,
     PASS,
@@ -95,7 +96,7 @@ def has_person(seat: Seat) -> bool:
 
 
 def decision_kind(phase: str) -> str:
-    return {PASS: "pass", PLAY: "play", MOON: "moon"}[phase]
+    return {PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon"}[phase]
 
 
 def player_level(prefs: dict[str, Any]) -> str:
@@ -146,7 +147,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
     scored_tricks = hands_tricks(turn.events, state.players)
-    taken = hands_taken(turn.before, turn.events) if scored else {}
+    taken = hands_taken(turn.before, turn.events, turn.kitties) if scored else {}
     results = hand_results(state)
     played_out = bool(turn.played_out)  # the last hand scored in this turn was finished for the players
     summary = None
@@ -166,7 +167,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
             details += [mc.HandSummary(results[event.hand_no - 1], tricks=scored_tricks.get(event.hand_no, ()),
                                        played_out=played_out and event is scored[-1],
                                        taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins,
-                                       moon_by_deadline=event.moon is not None and "moon" in turn.defaulted.values())
+                                       moon_by_deadline=event.moon is not None and "moon" in turn.defaulted.values(),
+                                       **hand_kitty(turn, event.hand_no))
                         for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))
@@ -204,6 +206,16 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
                              inbound_id=turn.inbound_id, now=turn.now, talk=talk[seat_row.seat], table=table,
                              thread=turn.answering.get(seat_row.player_id or -1))
     return rows
+
+
+def hand_kitty(turn: Turn, hand_no: int) -> dict[str, Any]:
+    """The kitty of a hand scored in ``turn``, for its summary (RULES.md §6.2: once the hand is over
+    every card of it has been played face up but these, so the table may see them now)."""
+    kitty = turn.kitties.get(hand_no)
+    if kitty is None or kitty.taker is None:
+        return {}
+    return {"kitty": kitty.cards, "kitty_taker": kitty.taker, "kitty_trick": kitty.trick,
+            "discarded": kitty.discarded}
 
 
 def with_game_started(details: list[Any], game: Game) -> list[Any]:

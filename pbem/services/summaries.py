@@ -30,7 +30,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Move
-from pbem.engine import Event, GameOver, GameState, HandDealt, HandScored, Rules, TrickWon, trick_winner
+from pbem.engine import (
+    Event,
+    GameOver,
+    GameState,
+    HandDealt,
+    HandScored,
+    KittyDiscarded,
+    KittyTaken,
+    Rules,
+    TrickWon,
+    trick_winner,
+)
 from pbem.engine.cards import cards_of
 from pbem.mail import context as mc
 from pbem.mail.chart import PALETTE, chart_labels, hex_colour, score_chart
@@ -40,6 +51,7 @@ from pbem.mail.links import replay_link
 from .app import Services
 from .game_views import LoggedMove, visible_history
 from .mailing import hand_results, seat_names
+from .seat_knowledge import team_values, teams_of
 
 
 def scored_cards(rules: Rules) -> tuple[str, ...]:
@@ -61,18 +73,30 @@ def _taken(piles: Sequence[Sequence[str]], named: tuple[str, ...]) -> tuple[mc.T
     )
 
 
-def hands_taken(before: GameState, events: Iterable[Event]) -> dict[int, tuple[mc.Taken, ...]]:
+def hands_taken(before: GameState, events: Iterable[Event],
+                kitties: Mapping[int, Any] | None = None) -> dict[int, tuple[mc.Taken, ...]]:
     """What each seat took in every hand scored among ``events`` (a turn's, applied to ``before``),
-    by hand number: the cards taken before the turn plus the tricks the turn won."""
+    by hand number: the cards taken before the turn plus the tricks the turn won, and a kitty
+    taken in the turn (RULES.md §6.2: its cards, or with ``kitty_exchange`` the discards, join the
+    taker's tricks; ``kitties``: ``Turn.kitties``, each hand's kitty as it ended)."""
     rules = before.rules
     named = scored_cards(rules)
     piles = [list(cards_of(mask)) for mask in before.taken]
     out: dict[int, tuple[mc.Taken, ...]] = {}
+    hand_no = before.hand_no
     for event in events:
         if isinstance(event, HandDealt):
             piles = [[] for _ in range(rules.players)]
+            hand_no = event.hand_no
         elif isinstance(event, TrickWon):
             piles[event.winner] += event.cards
+        elif isinstance(event, (KittyTaken, KittyDiscarded)):
+            kitty = (kitties or {}).get(hand_no)
+            if kitty is not None:
+                if isinstance(event, KittyDiscarded):
+                    piles[event.seat] += kitty.discarded
+                elif not rules.kitty_exchange or not kitty.discarded:
+                    piles[event.seat] += kitty.cards
         elif isinstance(event, HandScored):
             out[event.hand_no] = _taken(piles, named)
     return out
@@ -123,6 +147,10 @@ class SummaryParts:
     colours: tuple[str, ...]
     stats: mc.GameStats
     lowest_wins: bool = True
+    #: With a partnership (RULES.md §6.1): the teams, their final totals, the winning teams.
+    teams: tuple[tuple[int, ...], ...] = ()
+    team_totals: tuple[int, ...] = ()
+    winning_teams: tuple[int, ...] = ()
     #: The totals after every hand, by seat (the chart's lines; empty: no chart), the players'
     #: names for its legend, and the target it marks.
     series: tuple[tuple[int, ...], ...] = ()
@@ -148,7 +176,8 @@ class SummaryParts:
         language = (player.language if player is not None else None) or svc.settings.default_language
         return mc.GameSummary(winners=self.winners, totals=self.totals, chart=self.chart(svc, game, language),
                               colours=self.colours, stats=self.stats, lowest_wins=self.lowest_wins,
-                              replay_url=replay_link(svc.settings, game.id, seat))
+                              replay_url=replay_link(svc.settings, game.id, seat), teams=self.teams,
+                              team_totals=self.team_totals, winning_teams=self.winning_teams)
 
 
 def game_summary(session: Session, svc: Services, game: Game, state: GameState, over: GameOver) -> SummaryParts:
@@ -158,8 +187,12 @@ def game_summary(session: Session, svc: Services, game: Game, state: GameState, 
     series = totals_series(state)
     drawable = bool(series and series[0] and state.players <= len(PALETTE))
     colours = tuple(hex_colour(c) for c in PALETTE[: state.players])
+    teams = teams_of(state.rules)
+    team_totals = tuple(over.team_totals) or (team_values(state.rules, tuple(over.totals)) if teams else ())
+    winning = tuple(k for k, team in enumerate(teams) if set(team) <= set(over.winners))
     return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), colours=colours, stats=stats,
-                        lowest_wins=state.rules.lowest_wins,
+                        lowest_wins=state.rules.lowest_wins, teams=teams, team_totals=team_totals,
+                        winning_teams=winning,
                         series=tuple(tuple(line) for line in series) if drawable else (),
                         names=seat_names(game.seats), target=None if state.rules.end_after_hands else state.rules.target)
 

@@ -26,14 +26,17 @@ from pbem.bots import bot_view, get_bot
 from pbem.db.models import Game, GameStatus, Move, Seat, SeatStatus
 from pbem.engine import (
     DEAL,
+    DISCARD,
     MOON,
     OVER,
     PASS,
     PLAY,
     ChooseMoon,
     Deal,
+    DiscardKitty,
     Event,
     GameState,
+    HandScored,
     PassCards,
     PlayCard,
     apply,
@@ -57,6 +60,16 @@ AUTOMATIC_MOVES_PER_STEP = 64
 AUTOMATIC_STEP_CPU_SECONDS = 10.0
 #: ``session.info`` key: the games whose turn stopped at that bound in this transaction (id -> mark).
 _CONTINUE = "pbem.continue_games"
+
+
+@dataclass(frozen=True)
+class HandKitty:
+    """A finished hand's kitty (RULES.md §6.2), for its summary."""
+
+    cards: tuple[str, ...]
+    taker: int | None
+    trick: int | None
+    discarded: tuple[str, ...] = ()
 
 
 @dataclass
@@ -89,6 +102,10 @@ class Turn:
     #: Decisions whose time ran out and that the rules' default made (``deadline_default``), by
     #: seat: ``moon`` or ``discard`` (the mails say so).
     defaulted: dict[int, str] = field(default_factory=dict)
+    #: The kitty of each hand scored in this turn (RULES.md §6.2), by hand number, as it stood when
+    #: the hand ended: its cards, who took it, at which trick, and the taker's discards. The hand
+    #: summary shows it (the next hand may be dealt in the same turn).
+    kitties: dict[int, HandKitty] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -106,6 +123,11 @@ def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
     append_move(session, turn.game, move, inbound_id=turn.inbound_id, now=turn.now)
     turn.state = state
     turn.events.extend(events)
+    if state.rules.kitty != "none":
+        for event in events:
+            if isinstance(event, HandScored):  # the state still holds the hand that ended
+                turn.kitties[event.hand_no] = HandKitty(tuple(state.kitty), state.kitty_taker, state.kitty_trick,
+                                                        tuple(state.discarded))
     seat = getattr(move, "seat", None)
     if seat is not None:
         turn.movers.add(seat)
@@ -160,6 +182,8 @@ def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> Engi
         return PassCards(seat, tuple(bot.choose_pass(view)))
     if state.phase == PLAY:
         return PlayCard(seat, bot.choose_play(view))
+    if state.phase == DISCARD:
+        return DiscardKitty(seat, tuple(bot.choose_discard(view)))
     return ChooseMoon(seat, bot.choose_moon(view))
 
 
@@ -169,6 +193,10 @@ def deadline_default(state: GameState, seat: int) -> EngineMove | None:
     answer by the deadline ``safety`` decides (a team's slam too, §6.1)."""
     if state.phase == MOON and state.shooter and state.shooter[0] == seat:
         return ChooseMoon(seat, "safety")
+    if state.phase == DISCARD and state.kitty_taker == seat:
+        # RULES.md §6.2: with no answer by the deadline, the kitty cards themselves are discarded
+        # (always legal: they are in the taker's hand).
+        return DiscardKitty(seat, tuple(state.kitty))
     return None
 
 
@@ -224,6 +252,12 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             if not is_computer(turn.seat_row(shooter)):
                 return
             apply_move(session, turn, _bot_move(session, turn, shooter, default_bot))
+            continue
+        if phase == DISCARD:  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
+            taker = state.seats_to_act()[0]
+            if not is_computer(turn.seat_row(taker)):
+                return
+            apply_move(session, turn, _bot_move(session, turn, taker, default_bot))
             continue
         # PLAY
         seat = state.to_move

@@ -19,6 +19,8 @@ talk lines. What they mean depends on ``expected`` (what the mail being answered
   ``Ambiguous("TWO_CARDS")``: refused, never guessed;
 * ``"pass"``: exactly ``pass_count`` different cards are :class:`Pass`, in the order written;
   another number is ``Unreadable("WRONG_CARD_COUNT")``;
+* ``"discard"`` (``kitty_exchange``, RULES.md §6.2): the cards named are :class:`Discard`, however
+  many (the engine checks the count); ``discard 7C 8D`` (``descarto …``, ``arunc …``) anywhere;
 * ``"moon"``: cards mean nothing; ``old``/``new`` (``velha``/``nova``, ``veche``/``nouă``, or
   "old moon"…) is :class:`MoonChoice`;
 * ``"invitation"``: ``yes``/``sim``/``da`` also accept and ``no``/``não``/``nu`` also decline;
@@ -92,6 +94,15 @@ class Play:
 class Pass:
     cards: tuple[str, ...]
     name: ClassVar[str] = "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """``kitty_exchange`` (RULES.md §6.2): the cards the kitty's taker discards face down
+    (``discard 7C 8D``, ``descarto …``, ``arunc …``; or the cards alone when a discard is asked)."""
+
+    cards: tuple[str, ...]
+    name: ClassVar[str] = "discard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +323,7 @@ class Ambiguous:
 
 
 Command = Union[
-    Play, Pass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
+    Play, Pass, Discard, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
     Vacation, Queue, Autopilot, ForcedCards, Language, Notify, Say, History, Pause, Resume, Abort, Extend,
     Replace, TimeZone, Unreadable, Ambiguous,
 ]
@@ -369,6 +380,8 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "replace": {"en": ("replace", "substitute"), "pt": ("substituir", "substitui"),
                 "ro": ("înlocuiește", "înlocuire")},
     "say": {"en": ("say",), "pt": ("diz", "dizer", "diga"), "ro": ("spune", "spun")},
+    "discard": {"en": ("discard",), "pt": ("descarto", "descartar", "descarte"),
+                "ro": ("arunc", "aruncă", "aruncați", "elimin")},
     "timezone": {"en": ("timezone", "time zone"), "pt": ("fuso horário", "fuso"), "ro": ("fus orar", "fusul orar")},
     "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
                  "ro": ("concediu", "vacanță", "plecat")},
@@ -379,7 +392,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
                  "ro": ("joc nou", "partidă nouă")},
 }
-_TAKES_TEXT: Final = frozenset({"say", "vacation", "queue", "notify", "new_game", "extend", "replace",
+_TAKES_TEXT: Final = frozenset({"discard", "say", "vacation", "queue", "notify", "new_game", "extend", "replace",
                                  "timezone", "language"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "resign_confirm", "decline", "abort"})
@@ -755,6 +768,8 @@ def _build(line: _Line, whole_text: str) -> Command:
         return Queue(cards, clear=not cards and bool(words & CLEAR_WORDS))
     if command == "notify":
         return _notify(line.argument)
+    if command == "discard":
+        return Discard(tuple(dict.fromkeys(m.card for m in find_mentions(line.argument))))
     if command == "autopilot_off":
         return Autopilot(on=False)
     if command in ("forced_on", "forced_off"):
@@ -814,6 +829,8 @@ def _notify(argument: str) -> Notify:
 
 def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Command:
     joined = " ".join(cards)
+    if expected == "discard":  # the engine checks the count (WRONG_DISCARD_COUNT, with the hand)
+        return Discard(tuple(cards))
     if expected in ("moon", "invitation"):
         return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected}))
     if expected == "pass" or (expected is None and len(cards) == pass_count and pass_count > 1):

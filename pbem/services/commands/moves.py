@@ -1,4 +1,4 @@
-"""Playing a card, passing cards, the moon choice, resigning (confirmed): the moves a seat's mail makes.
+"""Playing a card, passing cards, the kitty discard, the moon choice, resigning (confirmed): the moves a seat's mail makes.
 
 A move must answer the seat's current decision (the reply address names it): a late reply, to a
 decision already made, is refused even when the card would be legal now (README, "Playing by mail").
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbem.db.models import InboundStatus
-from pbem.engine import ChooseMoon, IllegalMove, PassCards, PlayCard, move_to_dict
+from pbem.engine import ChooseMoon, DiscardKitty, IllegalMove, PassCards, PlayCard, move_to_dict
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 
@@ -29,7 +29,7 @@ def resign_command(request: SeatRequest) -> Outcome:
     return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
 
 
-@seat_command(cmd.Play, cmd.Pass, cmd.MoonChoice, needs_active=True)
+@seat_command(cmd.Play, cmd.Pass, cmd.Discard, cmd.MoonChoice, needs_active=True)
 def move_command(request: SeatRequest) -> Outcome:
     seat, token = request.seat, request.token
     move = engine_move(request.command, seat.seat)
@@ -54,4 +54,6 @@ def engine_move(command: cmd.Command, seat: int) -> Any:
         return PassCards(seat, tuple(command.cards))
     if isinstance(command, cmd.MoonChoice):
         return ChooseMoon(seat, command.choice)
+    if isinstance(command, cmd.Discard):  # kitty_exchange (RULES.md §6.2)
+        return DiscardKitty(seat, tuple(command.cards))
     return None
