@@ -1,7 +1,9 @@
 """``pbem game …``: games from the command line (the operator's tools).
 
 ``pbem game new`` creates and starts a game with the players given (they are seated at once: the
-operator vouches for them), a preset, option overrides, bots, the time a seat has to decide and what
+operator vouches for them), a preset, option overrides and bots written as in a new-game mail
+(``--option "removed_cards=2D 2C"``, ``--option "extra_penalties=KS 10, AS 7"``, ``--bots "2 heuristic,
+1 random"``, ``--bot strong``; a refusal is printed as the sentence a player would read), the time a seat has to decide and what
 happens when it does not (``--deadline``, ``--weekends``, ``--grace``, ``--reminder``, ``--policy``),
 and optionally a seed (every deal reproducible) or an explicit deck for the first deal (duplicate
 games: the same deals at several tables). ``pbem game show`` prints a game's state; ``pbem game
@@ -111,7 +113,7 @@ def game() -> None:
 @click.option("--player", "players", multiple=True, metavar="ADDRESS[=NAME]",
               help="a person, in seat order (repeat)")
 @click.option("--bot", "bots", multiple=True, metavar="NAME",
-              help="a computer player after the people (repeat): random, heuristic, strong (or easy, medium)")
+              help="a computer player after the people (repeat): random, heuristic, strong (or easy, medium, hard)")
 @click.option("--bots", "bot_count", default="0", metavar="N [STRENGTH][, …]",
               help="this many computer players after those: 3 (the default bot), '3 strong', '2 heuristic, 1 random'")
 @click.option("--preset", default="standard", show_default=True)
