@@ -310,7 +310,21 @@ def kitty_exchange_pages() -> dict[str, tuple[str, object]]:
     over.deal()
     over.play_until(lambda s: s.phase == OVER)
     pages["over replay"] = ("replay.html", over.replay(1, status="finished"))
+    team_over = Table(Rules.make("partnership", pass_cycle=("hold",), end_after_hands=1), 11)
+    team_over.deal()
+    team_over.play_until(lambda s: s.phase == OVER)
+    assert team_over.state.winners in ((0, 2), (1, 3))
+    pages["team over"] = ("game.html", team_over.page(0, status="finished"))
+    pages["team over replay"] = ("replay.html", team_over.replay(0, status="finished"))
+    pages["lying"] = ("game.html", lying_kitty_page())
     return pages
+
+
+def lying_kitty_page() -> GamePage:
+    table = Table(Rules.make("kitty", kitty_exchange=True, pass_cycle=("hold",)), 12)
+    table.deal()
+    assert table.state.kitty_taker is None
+    return table.page(0)
 
 
 def test_the_pages_say_it_in_english(app: Flask) -> None:
@@ -329,6 +343,12 @@ def test_the_pages_say_it_in_english(app: Flask) -> None:
     assert "Teams: Ann and Cy against Ben and Di." in replay and '<table class="teams">' in replay
     over = render(app, *pages["over replay"], "en")
     assert '<tr class="kitty"><td>The kitty</td>' in over
+    for name in ("team over", "team over replay"):
+        html = render(app, *pages[name], "en")
+        assert re.search(r"The game is over\. Won by the team of (Ann and Cy|Ben and Di)\.", html), name
+    lying = render(app, *pages["lying"], "en")
+    assert ("The kitty (4 cards) lies face down on the table. It goes to the first player to take a penalty card. "
+            "Its taker adds it to their hand and discards as many cards face down.") in lying
 
 
 @pytest.mark.parametrize("language, words", [("pt", ("descarte 4 cartas", "O seu parceiro é Cy.", "O monte")),
