@@ -168,8 +168,9 @@ def make_rules(preset: str, options: Mapping[str, Any]) -> Rules:
     values = {name: read_option(name, value) for name, value in values.items()}
     try:
         return Rules.make(preset_name(preset), **values)
-    except InvalidRules as error:
-        raise OptionRefused(error.code, **error.details) from error
+    except InvalidRules as error:  # the player's words quoted back at most _QUOTED characters long
+        details = {k: _quoted(v) if isinstance(v, str) else v for k, v in error.details.items()}
+        raise OptionRefused(error.code, **details) from error
     except (TypeError, ValueError) as error:  # a value of an unexpected shape (the command line's JSON)
         raise OptionRefused("BAD_RULES", problem=_quoted(error)) from error
 

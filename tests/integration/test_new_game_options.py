@@ -167,6 +167,8 @@ def test_combinations_the_rules_refuse_are_explained(svc: Services) -> None:
     assert "“ZZ” in “removed_cards” is not a card" in text
     text = refusal(svc, "new game\nsun: yes\nmoon: none\nbots: 3")
     assert "cannot be played with “moon: none”" in text
+    text = refusal(svc, "new game\nmoon: " + "x" * 300 + "\nbots: 3")  # quoted back, but not all of it
+    assert f"“{'x' * 60}” is not a choice for “moon”" in text and "x" * 61 not in text
     if HAS_VARIANTS:
         text = refusal(svc, "new game\nplayers: 5\npartnership: team\nbots: 4")
         assert "a partnership game is played by 4 players, not 5" in text
