@@ -157,3 +157,20 @@ def test_the_discard_decision_mail_and_its_headers(composer) -> None:
 ])
 def test_discard_replies_in_three_languages(text: str, expected: str | None, command: object) -> None:
     assert parse_command(text, expected=expected, pass_count=3) == command
+
+
+def test_individual_mode_adds_the_partners_totals_in_the_summary(composer) -> None:
+    rules = Rules.make("partnership-individual", pass_cycle=["hold"], partner_moon="charged")
+    state = new_game(rules).deal(shuffled_deck(rules, random.Random(11)))
+    rng = random.Random(2)
+    while state.phase == "play":
+        state = state.play(rng.choice(state.legal_cards()))
+    result = hand_results(state)[-1]
+    points = result.points
+    assert result.team_points == (points[0] + points[2], points[1] + points[3])
+    _, _, text = mail(composer, state, 1, HandSummary(result))
+    assert "Bruno & Dinu (your team)" in text and "Ana & Carla" in text
+    _, _, first = mail(composer, new_game(rules).deal(shuffled_deck(rules, random.Random(1))), 1,
+                       YourTurn("play", started=True, rules=rules.to_dict()))
+    assert "Your partner is Dinu, across the table: you each score alone, and your totals are added at the end." in first
+    assert "When a player shoots the moon, their partner scores the points too, like the opponents." in first
