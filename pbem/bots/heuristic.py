@@ -25,15 +25,16 @@ With a partnership (RULES.md §6.1; partners sit opposite), what counts is the t
   last to play on a clean trick the partner is winning, let the partner have it;
 - a moon is a threat only when the other side is making it (the partner's moon, or the team's slam,
   is not spoiled);
-- passing to the partner (``pass_to_partner``) cannot move danger out of the team: keep the penalty
-  cards and AS/KS (they are safest where you know them), void a short side suit (so you can discard
-  on the opponents' tricks), give low spades when you hold no high spade (guards for a partner's QS),
-  then the highest plain cards.
+- passing to the partner (``pass_to_partner``) cannot move danger out of the team, but it can make a
+  void: first a short side suit that fits (so this seat can discard on the opponents' tricks), then
+  the usual pass's most dangerous cards (in trials between heuristic teams, this beat the usual pass,
+  and keeping QS or passing the highest or the lowest plain cards did worse).
 
 With ``kitty_exchange`` the taker discards face down to its own tricks, so a discarded penalty card
 is taken for sure: discard the cards most likely to take tricks that are not penalty cards (AS/KS
-while QS is out, high side cards, the cards of a short suit), a penalty card only when keeping it
-costs more (an unguarded QS, the highest hearts).
+while QS is out, high side cards, the cards of a short suit), a penalty card only when nothing else
+is left (in trials between heuristic players this beat discarding an unguarded QS or a high heart,
+and discarding the kitty's own cards).
 
 The decision functions work on card masks so the ``strong`` player can use them as its fast
 playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
@@ -352,70 +353,59 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
 
 
 def choose_partner_pass_cards(t: Table, hand: int, count: int) -> list[int]:
-    """The ``count`` cards to pass to the partner (``pass_to_partner``; see the module docstring)."""
+    """The ``count`` cards to pass to the partner (``pass_to_partner``; see the module docstring):
+    first a short side suit that fits (a void, to discard on the opponents' tricks), then the usual
+    pass's most dangerous cards."""
     if count <= 0:
         return []
-    qs_counts = t.values[QS] > 0
-    keep = t.penalty_mask | t.bonus_bit
-    if qs_counts:
-        keep |= KS_AS_BITS
-    give = hand & ~keep
-    if give.bit_count() < count:  # a hand of penalty cards and high spades: the least dangerous
-        return _least_dangerous(t, hand, count)
     chosen: list[int] = []
-    # Void a short side suit (clubs or diamonds, not the bonus card's) if it fits.
     voidable = []
     for suit in range(4):
         if suit in (HEARTS, SPADES):
             continue
         cards_in = hand & SUIT_MASK[suit]
-        if cards_in and cards_in.bit_count() <= count and not cards_in & keep:
+        if cards_in and cards_in.bit_count() <= count and not cards_in & t.bonus_bit:
             voidable.append((cards_in.bit_count(), -_highest(cards_in), cards_in))
     if voidable:
         voidable.sort()
         chosen += sorted(indices_of(voidable[0][2]), reverse=True)
-    if qs_counts and not hand & (QS_BIT | KS_AS_BITS):
-        low = [c for c in indices_of(hand & _BELOW_QS) if c not in chosen]
-        chosen += low[: max(0, min(2, count - len(chosen)))]  # guards for the partner's QS
-    rest = sorted((c for c in indices_of(give) if c not in chosen), key=lambda c: (-RANK_OF[c], -c))
-    chosen += rest[: count - len(chosen)]
+    for c in choose_pass_cards(t, hand, hand.bit_count()):  # every card, the most dangerous first
+        if len(chosen) >= count:
+            break
+        if c not in chosen:
+            chosen.append(c)
     return chosen[:count]
-
-
-def _least_dangerous(t: Table, hand: int, count: int) -> list[int]:
-    ranked = choose_pass_cards(t, hand, hand.bit_count())  # most dangerous first
-    return ranked[::-1][:count]
 
 
 def choose_discard_cards(t: Table, hand: int, count: int, played: int = 0) -> list[int]:
     """``kitty_exchange``: the ``count`` cards of ``hand`` (the kitty in it) to discard face down to
-    this seat's own tricks, the most urgent first. A discarded card is taken for sure, so a card's
-    danger in the hand is weighed against its penalty value."""
+    this seat's own tricks, the most urgent first. A discarded card is taken for sure, so penalty
+    cards go last (only when the hand has too few others, the cheapest first; the bonus card never
+    before them); among
+    the others, the ones that take tricks: AS/KS while QS is out, then high cards, sooner in a
+    short suit."""
     if count <= 0:
         return []
-    values = t.values
-    qs_counts = values[QS] > 0
+    qs_counts = t.values[QS] > 0
     outstanding = t.deck_mask & ~played & ~hand
     qs_out = qs_counts and bool(outstanding & QS_BIT)
     low_spades = (hand & _BELOW_QS).bit_count()
+    keep = t.penalty_mask | t.bonus_bit
 
     def danger(c: int) -> float:
         bit = 1 << c
-        v = values[c]
-        if bit & t.bonus_bit:
-            return -1000.0  # the bonus card is worth taking
-        if c == QS and qs_counts:
-            return 100.0 - 4 * v if low_spades < 4 else -100.0
         if bit & KS_AS_BITS and qs_out:
             return 80.0 + RANK_OF[c] - (10 if low_spades >= 4 else 0)
         length = (hand & SUIT_MASK_OF[c]).bit_count()
         short = 6 if length == 1 else 3 if length == 2 else 0
-        if v > 0:
-            return 3.0 * RANK_OF[c] + short - 6 * v  # only high hearts are worth discarding
         return 2.0 * RANK_OF[c] + short
 
-    ranked = sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
-    return ranked[:count]
+    def order(c: int) -> tuple[int, int, float, int]:
+        bit = 1 << c
+        rank = 2 if bit & t.bonus_bit else 1 if bit & keep else 0
+        return rank, t.values[c] if rank == 1 else 0, -danger(c), -c  # the cheapest penalty card first
+
+    return sorted(indices_of(hand), key=order)[:count]
 
 
 # -- the moon choice ------------------------------------------------------------------------------

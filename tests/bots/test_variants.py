@@ -15,7 +15,7 @@ from pbem.bots.knowledge import Knowledge, infer, sample_world
 from pbem.bots.match import play_hand
 from pbem.bots.strong import _template, _world
 from pbem.engine import DISCARD, MOON, GameState, Rules, new_game, shuffled_deck
-from pbem.engine.cards import CARD_INDEX, KS_AS_BITS, QS_BIT, cards_of, mask_of
+from pbem.engine.cards import CARD_INDEX, cards_of, mask_of
 
 from tests.engine.helpers import deck_for
 
@@ -136,9 +136,12 @@ def test_the_heuristic_discards_dangerous_high_cards_and_keeps_low_ones() -> Non
     chosen = set(cards_of(sum(1 << c for c in choose_discard_cards(t, hand, 4))))
     assert {"AS", "KS"} <= chosen  # they catch QS, which is out
     assert not chosen & {"2S", "3S", "2C", "3C", "2D", "2H", "3H"}  # the low cards are kept
-    # A well-guarded QS is kept (a discarded penalty card is taken for sure); an unguarded one goes.
-    guarded = mask_of("QS 2S 3S 4S 5S 2C 3C 4C 5C 2D 3D 4D 2H 3H 4H AC".split())
-    assert "QS" not in {cards_of(1 << c)[0] for c in choose_discard_cards(t, guarded, 4)}
+    # A discarded penalty card is taken for sure: even an unguarded QS or AH stays in the hand…
+    unguarded = mask_of("QS AH KH 2S 2C 3C 4C 5C 2D 3D 4D 2H 3H 4H AC 9D".split())
+    assert not {cards_of(1 << c)[0] for c in choose_discard_cards(t, unguarded, 4)} & {"QS", "AH", "KH"}
+    # … unless the hand has too few other cards: then the cheapest (the highest hearts, not QS).
+    hearts = mask_of("QS AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H 2C 3C".split())
+    assert set(cards_of(sum(1 << c for c in choose_discard_cards(t, hearts, 4)))) == {"2C", "3C", "AH", "KH"}
     low_hearts = mask_of("2H 3H 4H 5H 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC".split())
     assert not {cards_of(1 << c)[0] for c in choose_discard_cards(t, low_hearts, 4)} & {"2H", "3H", "4H", "5H"}
 
@@ -450,17 +453,17 @@ def test_the_other_teams_slam_is_spoiled() -> None:
     assert get_bot("heuristic").choose_play(bot_view(state, 3)) == "KH"  # seat 2 would win it
 
 
-def test_the_pass_to_the_partner_keeps_the_danger_and_voids_a_short_suit() -> None:
+def test_the_pass_to_the_partner_voids_a_short_suit_first() -> None:
     rules = Rules.make("partnership", pass_to_partner=True)
     hand = "QS AS KH AH 2S 3S 2D 9D 2C 3C 4C 5C 6C"
     state = new_game(rules).deal(deck_for(rules, {0: hand}))
     assert state.pass_direction == "across"
     v = bot_view(state, 0)
     assert v.partner == 2 and set(v.pass_targets_of_a_pass(3)) == {2}
-    chosen = set(get_bot("heuristic").choose_pass(v))
-    assert len(chosen) == 3 and chosen <= set(hand.split())
-    assert not chosen & {"QS", "AS", "KH", "AH"}  # the team keeps its danger where it is known
-    assert {"2D", "9D"} <= chosen  # a void in diamonds, to discard on the opponents' tricks
+    chosen = get_bot("heuristic").choose_pass(v)
+    # The usual pass would give QS, AS and AH; to the partner, a void in diamonds comes first.
+    assert set(get_bot("heuristic").choose_pass(bot_view(new_game(Rules.make("standard")).deal(
+        deck_for(Rules.make("standard"), {0: hand}), "across"), 0))) == {"QS", "AS", "AH"}
+    assert set(chosen) == {"2D", "9D", "QS"}
     t = rules.table
-    plain = choose_partner_pass_cards(t, mask_of(hand.split()), 3)
-    assert not sum(1 << c for c in plain) & (QS_BIT | KS_AS_BITS | t.penalty_mask)
+    assert [c for c in choose_partner_pass_cards(t, mask_of(hand.split()), 3)] == [CARD_INDEX[c] for c in chosen]
