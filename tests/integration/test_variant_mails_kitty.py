@@ -165,3 +165,27 @@ def test_an_unanswered_discard_discards_the_kitty_at_the_deadline_and_says_so(sv
     assert any(m.kind == "your_turn" and Received.parse(m.raw).decision == "play" for m in mine)
     for mail in (m for m in acted if m.recipient == address(1)):
         assert names_a_kitty_card(mail.raw, text_of(mail)) == []
+
+
+def test_a_kitty_exchange_game_with_computer_players_plays_to_its_end_by_mail(svc: Services) -> None:
+    """Whoever takes the kitty (the person or a computer player) discards; the game ends."""
+    table = start_with_deck(svc, LONG, None, people=1, preset="kitty", kitty_exchange=True, end_after_hands=2)
+    rng = random.Random(4)
+    for _ in range(120):
+        if table.to(0, "game_summary"):
+            break
+        mail = table.latest(0, "your_turn")
+        received = Received.parse(mail.raw)
+        if received.decision == "discard":
+            body = "discard " + " ".join(rng.sample(list(received.legal), 4))
+        elif received.decision == "pass":
+            body = " ".join(rng.sample(list(received.hand), 3))
+        else:
+            body = rng.choice(list(received.legal))
+        table.reply(mail, body)
+        assert last_outcome(svc)["code"] == "MOVE_APPLIED", last_outcome(svc)
+    assert table.to(0, "game_summary")
+    summaries = [text_of(m) for m in table.to(0, "hand_summary")]
+    assert len(summaries) == 2 and all("The kitty held " in s for s in summaries)
+    with transaction(svc.session_factory) as session:
+        assert len(session.scalars(select(Move.id).where(Move.game_id == table.game_id, Move.kind == "discard")).all()) >= 1
