@@ -9,12 +9,12 @@ from typing import Iterator
 
 import pytest
 
-from pbem.bots import bot_view, get_bot
+from pbem.bots import BotView, bot_view, get_bot
 from pbem.bots.heuristic import choose_discard_cards, choose_partner_pass_cards
 from pbem.bots.knowledge import Knowledge, infer, sample_world
 from pbem.bots.match import play_hand
 from pbem.bots.strong import _template, _world
-from pbem.engine import DISCARD, MOON, GameState, Rules, new_game, shuffled_deck
+from pbem.engine import DISCARD, MOON, GameState, Rules, new_game, seat_view, shuffled_deck
 from pbem.engine.cards import CARD_INDEX, cards_of, mask_of
 
 from tests.engine.helpers import deck_for
@@ -374,13 +374,21 @@ def test_a_first_lead_above_the_lowest_club_puts_the_lower_clubs_in_the_kitty() 
     assert all(not a >> CARD_INDEX["2C"] & 1 for s, a in enumerate(k.allowed) if s != 1)
 
 
-def test_strong_evaluates_with_the_kitty_lying_and_taken() -> None:
-    rules = Rules.make("kitty")
-    bot = get_bot("strong", seed=1, playouts=30, time_limit=None)
-    for state, tricks in _decisions(rules, 3, "heuristic"):
-        if state.phase == "play" and state.legal_mask() & (state.legal_mask() - 1):
-            v = bot_view(state, state.to_move, tricks)
-            assert bot.choose_play(v) in state.legal_cards()
+@pytest.mark.parametrize("options", [{}, {"kitty_exchange": True}], ids=["kitty", "kitty_exchange"])
+def test_strong_plays_legally_with_the_kitty_lying_and_taken_from_a_view_or_the_engine_dict(options) -> None:
+    rules = Rules.make("kitty", **options)
+    bot = get_bot("strong", seed=1, playouts=12, time_limit=None)
+    lying = taken = 0
+    for k, (state, tricks) in enumerate(_decisions(rules, 3, "heuristic")):
+        if k % 3 == 0 and state.phase == "play" and state.legal_mask() & (state.legal_mask() - 1):
+            seat = state.to_move
+            assert bot.choose_play(bot_view(state, seat, tricks)) in state.legal_cards()
+            d = BotView.from_seat_view(seat_view(state, seat), rules)
+            assert d.kitty_known and d.kitty_taker == state.kitty_taker
+            assert bot.choose_play(d) in state.legal_cards()
+            lying += state.kitty_taker is None
+            taken += state.kitty_taker is not None
+    assert lying and taken
 
 
 # -- partnership rules of thumb ---------------------------------------------------------------------
