@@ -649,6 +649,13 @@ class HistoryHand:
     tricks: tuple[FinishedTrick, ...] = ()
     on_table: tuple[Play, ...] = ()  # the trick being played
     result: HandResult | None = None
+    #: The kitty (RULES.md §6.2): who took it at the end of which trick; its cards and the discards
+    #: only as the recipient may see them (``pbem.services.game_views.HandLog``: its taker, or
+    #: everyone once the hand's tricks are all played).
+    kitty_taker: int | None = None
+    kitty_trick: int | None = None
+    kitty: tuple[str, ...] = ()
+    discarded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,6 +683,9 @@ class DigestGame:
     winners: tuple[int, ...] = ()
     table_talk: tuple[TalkLine, ...] = ()
     game_url: str = ""
+    #: With a partnership (RULES.md §6.1): the teams and their totals.
+    teams: tuple[tuple[int, ...], ...] = ()
+    team_totals: tuple[int, ...] = ()
 
     @property
     def my_turn(self) -> bool:

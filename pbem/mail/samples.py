@@ -564,6 +564,13 @@ def _variant_samples(ctx, game: GameContext, passing: GameContext, waiting: Game
             ctx(GameSummary(winners=(0, 1, 2, 3), totals=(50, 50, 50, 50), teams=TEAMS, team_totals=(50, 50),
                             winning_teams=(0, 1)), replace(over, **team, totals=(50, 50, 50, 50))),
         ],
+        "digest": [
+            MailContext(recipient=ctx(Help()).recipient, detail=Digest(
+                since=datetime(2024, 5, 16, 18, 0, tzinfo=timezone.utc),
+                games=(DigestGame(45, "Partners", NAMES, 1, 2, (30, 65, 30, 65), cards_played=8,
+                                  hands=team_history[1:], waiting_for=(0,), teams=TEAMS, team_totals=(30, 65)),),
+            )),
+        ],
         "rules": [ctx(Rules({**PARTNERSHIP_RULES, "partnership": "individual", "partner_moon": "charged"})),
                   ctx(Rules(KITTY_RULES)), ctx(Rules({**RULES, "players": 5, "kitty": "first_trick"})),
                   ctx(Rules({**RULES, "players": 3, "kitty": "first_penalty", "partner_moon": "spared"}))],

@@ -37,6 +37,7 @@ from .app import Services
 from .gamestore import GameNotFound, current_state, load_game
 from .mailing import game_url, hand_results, queue_mail, recipient_for, reply_address, seat_names
 from .notify import LEVELS, MINIMUM_LEVEL, has_person, notify_level, send_to_seat
+from .seat_knowledge import teams_of
 from .talk import take_unseen
 
 #: How often a digest goes out (at most).
@@ -147,6 +148,7 @@ def _digest_game(session: Session, svc: Services, game: Game, seat: Seat, since:
         waiting_for=tuple(state.seats_to_act()) if state.phase != OVER else (),
         over=state.phase == OVER, winners=tuple(state.winners or ()) if state.phase == OVER else (),
         table_talk=talk, game_url=game_url(svc, game, seat.seat),
+        teams=teams_of(state.rules), team_totals=tuple(state.team_totals) if state.rules.teams else (),
     )
 
 
