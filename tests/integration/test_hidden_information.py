@@ -103,6 +103,7 @@ class Watch:
     kitty: tuple[str, ...]
     problems: dict[str, list[str]] = field(default_factory=dict)
     seen_taker_line: bool = False
+    seen_history_taker_line: bool = False
 
     def fail(self, where: str, what: object) -> None:
         self.problems.setdefault(where, []).append(str(what)[:500])
@@ -171,6 +172,9 @@ class Watch:
             for part in message.walk():
                 if part.get_content_maintype() == "text":
                     self.look(f"{where} {part.get_content_type()}", part.get_content(), canonical=False)
+            if mail.kind == "history" and state_of(self.svc, self.game_id).kitty_taker is not None:
+                self.seen_history_taker_line = self.seen_history_taker_line or bool(
+                    re.search(r"\S took the kitty at trick \d+\.", prose_of(mail)))
             if mail.kind == "status":
                 table = message.get_body(("plain",)).get_content().split("This hand", 1)[-1].split("\n\n")[0]
                 rows = SCORE_ROW.findall(table)
@@ -253,6 +257,7 @@ def test_a_kitty_game_the_human_never_learns_the_kitty(svc: Services, client: Fl
                           end_after_hands=1, tie="share")
     assert watch.problems == {}
     assert watch.seen_taker_line, "the page never said who took the kitty"
+    assert watch.seen_history_taker_line, "the history reply never said who took the kitty"
     state = state_of(svc, watch.game_id)
     assert state.is_over
     # The checks can fail: the replay, once the game is over, shows the kitty to everyone.
@@ -266,6 +271,7 @@ def test_a_kitty_exchange_game_the_discards_stay_face_down(svc: Services, client
                           pass_cycle=("hold",), end_after_hands=1, tie="share")
     assert watch.problems == {}
     assert watch.seen_taker_line, "the page never said who took the kitty"
+    assert watch.seen_history_taker_line, "the history reply never said who took the kitty"
     state = state_of(svc, watch.game_id)
     assert state.is_over and len(state.discarded) == len(KITTY)
 
@@ -280,10 +286,11 @@ def highest(legal: str) -> str:
 
 
 @pytest.mark.parametrize("exchange", [False, True], ids=["kitty", "kitty_exchange"])
-def test_the_taker_is_shown_the_kitty_in_status_and_on_the_page(svc: Services, client: FlaskClient,
+def test_the_taker_is_shown_the_kitty_in_status_history_and_on_the_page(svc: Services, client: FlaskClient,
                                                                 exchange: bool) -> None:
     """The taker is shown the kitty (RULES.md §6.2: "it is shown to them in their next mail"): their
-    ``status`` reply and their game page name its cards, and with ``kitty_exchange`` what they discarded."""
+    ``status`` and ``history`` replies and their game page name its cards, and with ``kitty_exchange``
+    what they discarded."""
     kitty = ("2D", "3D", "4D", "5D")
     options: dict[str, object] = dict(kitty="penalty", kitty_exchange=exchange, pass_cycle=("hold",),
                                       end_after_hands=1, tie="share")
@@ -302,10 +309,12 @@ def test_the_taker_is_shown_the_kitty_in_status_and_on_the_page(svc: Services, c
             box.add(answer(svc, decision, highest(legal)))
     state = state_of(svc, game_id)
     assert state.kitty_taker == HUMAN and state.phase == PLAY, (state.kitty_taker, state.phase)
-    status = [m for m in box.add(answer(svc, box.to(HUMAN)[-1], "status")) if m.recipient == address(HUMAN)][-1]
-    text = prose_of(status)
-    assert "You took the kitty" in text, text
-    assert set(kitty) <= named_cards(text, canonical=False), text
+    for command in ("status", "history"):
+        reply = [m for m in box.add(answer(svc, box.to(HUMAN)[-1], command)) if m.recipient == address(HUMAN)][-1]
+        text = prose_of(reply)
+        said = re.search(r"You took the kitty at trick \d+: ([^.]+)\.", text)
+        assert said, (command, text)
+        assert named_cards(said.group(1), canonical=False) == set(kitty), (command, said.group(0))
     html = taker_page(svc, client, game_id, HUMAN)
     assert "You took the kitty at trick" in html and set(kitty) <= named_cards(html, canonical=False)
     if exchange:
