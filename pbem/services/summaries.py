@@ -190,11 +190,16 @@ def game_summary(session: Session, svc: Services, game: Game, state: GameState, 
     teams = teams_of(state.rules)
     team_totals = tuple(over.team_totals) or (team_values(state.rules, tuple(over.totals)) if teams else ())
     winning = tuple(k for k, team in enumerate(teams) if set(team) <= set(over.winners))
+    names = seat_names(game.seats)
+    if state.rules.partnership == "team":
+        # RULES.md §6.8: partners carry the team's total, so the chart draws one line per team.
+        series = [series[team[0]] for team in teams]
+        names = tuple(" & ".join(names[s] for s in team) for team in teams)
     return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), colours=colours, stats=stats,
                         lowest_wins=state.rules.lowest_wins, teams=teams, team_totals=team_totals,
                         winning_teams=winning,
                         series=tuple(tuple(line) for line in series) if drawable else (),
-                        names=seat_names(game.seats), target=None if state.rules.end_after_hands else state.rules.target)
+                        names=names, target=None if state.rules.end_after_hands else state.rules.target)
 
 
 def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *, seat: int, state: GameState
@@ -217,5 +222,9 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
             tricks=done,
             on_table=on_table,
             result=results[hand.number - 1] if hand.number <= len(results) else None,
+            kitty_taker=hand.kitty_taker,
+            kitty_trick=hand.kitty_trick,
+            kitty=hand.kitty,
+            discarded=hand.discarded,
         ))
     return tuple(hands)

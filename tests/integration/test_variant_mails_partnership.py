@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import random
 
+from pbem.db.session import transaction
+from pbem.engine import GameOver
 from pbem.services.app import Services
+from pbem.services.gamestore import current_state, load_game
+from pbem.services.summaries import game_summary
 from pbem.services.deadlines import Timing
 from tests.harness.players import Received, choose
 from tests.integration.test_auto_finish import DECK
@@ -71,6 +75,14 @@ def test_a_partnership_game_by_mail_shows_the_partner_the_pass_to_them_and_the_t
     game = table.game()
     totals = game.snapshot["totals"]
     assert totals[0] == totals[2] and totals[1] == totals[3]  # team mode: partners carry the team's total
+    # The chart draws one line per team, its legend naming both partners.
+    with transaction(svc.session_factory) as session:
+        row = load_game(session, table.game_id, lock=False)
+        state = current_state(row)
+        parts = game_summary(session, svc, row, state, GameOver(tuple(state.winners), (), tuple(state.totals),
+                                                                tuple(state.team_totals)))
+    assert len(parts.series) == 2 and parts.names[0].startswith("Player 0 & ") and " & " in parts.names[1]
+    assert parts.team_totals == tuple(state.team_totals) and parts.winning_teams
 
 
 def test_a_team_slam_is_asked_of_the_latest_trick_winner_and_safety_decides_at_the_deadline(svc: Services) -> None:
