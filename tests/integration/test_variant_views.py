@@ -21,6 +21,7 @@ from flask import Flask, render_template
 from flask.testing import FlaskClient
 
 from pbem.engine import (
+    CARD_NAMES,
     DEAL,
     DISCARD,
     MOON,
@@ -30,6 +31,7 @@ from pbem.engine import (
     Deal,
     DiscardKitty,
     GameState,
+    PassCards,
     PlayCard,
     Rules,
     apply,
@@ -173,6 +175,34 @@ def test_an_unfinished_hand_of_an_ongoing_game_keeps_its_kitty_in_the_replay() -
         # Hand 2's part of the replay, and the seat's facts: hand 1's tricks may hold the same cards.
         shown = set(QUOTED_CARD.findall(repr(replay.hands[1]) + repr(replay.facts)))
         assert not shown & (now - played(table))
+
+
+@pytest.mark.parametrize("options", [dict(players=3, kitty="first_trick"),
+                                     dict(players=5, kitty="first_penalty"),
+                                     dict(players=5, kitty="first_trick", kitty_exchange=True)],
+                         ids=["3 first_trick", "5 first_penalty", "5 first_trick exchange"])
+def test_every_kitty_form_only_the_taker_sees_it(options: dict[str, object]) -> None:
+    """RULES.md §6.2's forms with 3 and 5 players (a 1- or 2-card kitty), passing included."""
+    table = Table(Rules.make("standard", **options), 13)
+    table.deal()
+    kitty = set(table.state.kitty)
+    players = table.rules.players
+    for seat in range(players):  # every seat passes its three lowest cards
+        if table.state.phase == "pass":
+            table.do(PassCards(seat, tuple(sorted(table.state.hand(seat))[:3])))
+    table.play_until(lambda s: kitty_taken(s) and s.phase == PLAY)
+    taker = table.state.kitty_taker
+    secret = (kitty | set(table.state.discarded)) - played(table)
+    assert secret and len(kitty) == table.rules.table.kitty_size
+    for seat in range(players):
+        page, replay = table.page(seat), table.replay(seat)
+        if seat == taker:
+            assert kitty <= set(page.facts.kitty) if page.facts else False
+            continue
+        # What the seat passed it knows, wherever it went (the taker may discard a card passed to it).
+        unknown = secret - set(table.state.hand(seat)) - {CARD_NAMES[i] for i in table.state.passes[seat] or ()}
+        assert not (cards_in(page) | cards_in(replay)) & unknown, (seat, (cards_in(page) | cards_in(replay)) & unknown)
+        assert page.hands[0].kitty_taker == taker and page.hands[0].kitty_trick == table.state.kitty_trick
 
 
 def test_kitty_exchange_the_discards_and_the_kitty_are_in_no_other_model() -> None:
