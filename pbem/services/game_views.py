@@ -122,9 +122,11 @@ class HandLog:
 
 
 def visible_history(
-    moves: Iterable[LoggedMove], *, seat: int, rules: Rules, results: Sequence[Mapping[str, Any]] = ()
+    moves: Iterable[LoggedMove], *, seat: int, rules: Rules, results: Sequence[Mapping[str, Any]] = (),
+    every_kitty: bool = False,
 ) -> list[HandLog]:
-    """The hands so far as ``seat`` may see them, oldest first."""
+    """The hands so far as ``seat`` may see them, oldest first (``every_kitty``: the game is over,
+    every hand's kitty and discards are shown, an unfinished hand's too)."""
     players = rules.players
     table = rules.table
     hands: list[HandLog] = []
@@ -180,7 +182,7 @@ def visible_history(
         hand.result = result
     if rules.table.kitty_size:
         for hand, kitty in zip(hands, kitty_history(moves_seen, rules)):
-            sees = kitty.taker is not None and (kitty.taker == seat or kitty.over)
+            sees = every_kitty or kitty.taker is not None and (kitty.taker == seat or kitty.over)
             hand.kitty_taker, hand.kitty_trick = kitty.taker, kitty.trick
             hand.kitty = kitty.cards if sees else ()
             hand.discarded = kitty.discarded if sees else ()
@@ -353,7 +355,7 @@ def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], 
     over = status in OVER_STATUSES or (snapshot is not None and state.is_over)
     facts = seat_facts(state, seat)
     view = visible_view(state, seat, facts) if snapshot is not None else {"history": []}
-    logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"])
+    logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"], every_kitty=over)
     extra = _deals_and_passes(game_rules, moves) if over else []
     hands = tuple(
         ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1]), kitty=extra[k][2]) if k < len(extra)

@@ -420,3 +420,17 @@ def state_names(svc: Services, game_id: int) -> tuple[str, ...]:
     with transaction(svc.session_factory) as session:
         game = session.get(Game, game_id)
         return seat_names(list(game.seats))
+
+
+def test_a_game_called_off_mid_hand_shows_its_kitty_and_discards_in_the_replay() -> None:
+    table = Table(Rules.make("kitty", kitty_exchange=True, pass_cycle=("hold",)), 6)
+    table.deal()
+    kitty = set(table.state.kitty)
+    table.play_until(lambda s: s.phase == PLAY and bool(s.discarded))
+    discarded = set(table.state.discarded)
+    taker = table.state.kitty_taker
+    other = (taker + 1) % 4
+    assert table.replay(other).hands[0].log.discarded == ()  # still on
+    replay = table.replay(other, status="aborted")
+    assert replay.over and set(replay.hands[0].kitty) == kitty
+    assert set(replay.hands[0].log.kitty) == kitty and set(replay.hands[0].log.discarded) == discarded
