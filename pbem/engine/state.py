@@ -218,7 +218,9 @@ class GameState:
         v = self._h.v
         if v.kitty_taker < 0:
             return 0
-        return v.discarded if self.t.kitty_exchange else v.kitty
+        # With kitty_exchange the discards once made; before, the kitty is in the hand, not the tricks
+        # (and when it was taken at the last trick, it joined the tricks itself).
+        return (v.discarded or v.kitty) & self._k.taken >> 52 * v.kitty_taker & FULL_DECK
 
     def public_taken(self) -> tuple[int, ...]:
         """``taken`` as the whole table knows it: the face-down kitty cards left out."""

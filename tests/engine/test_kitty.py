@@ -37,6 +37,8 @@ from pbem.engine import (
     seat_view,
 )
 
+from pbem.engine.cards import cards_of
+
 from .helpers import ALL_CARDS, assert_refused, cards, dealer_of, play_logged, play_out
 
 VALUES_STANDARD = {c: (1 if c[1] == "H" else 13 if c == "QS" else 0) for c in ALL_CARDS}
@@ -288,6 +290,7 @@ def test_exchange_the_taker_adds_the_kitty_to_the_hand_and_must_discard():
     assert {"2H", "JS", "KS", "AS"} <= set(state.hand(3)) and len(state.hand(3)) == 14
     assert state.discard_choices() == state.hand(3)
     assert state.points[3] == 13  # the kitty is in the hand, not yet in the tricks
+    assert state.face_down_mask() == 0 and state.public_points() == state.points
     assert state.legal_cards() == ()
     assert_refused(state, "QC", Reason.WRONG_PHASE, phase="discard", expected="play")
     assert_refused(state, lambda s: s.discard_kitty(0, ["2S", "3S", "4S", "5S"]), Reason.NOT_THE_KITTY_TAKER,
@@ -350,6 +353,8 @@ def test_no_penalty_card_taken_the_last_tricks_winner_takes_the_kitty_into_the_t
     assert events[-3].winner == 2 and events[-3].points == 0
     assert KittyTaken(2, 17) in events and state.kitty_taker == 2 and state.kitty_trick == 17
     assert state.phase != DISCARD and not any(isinstance(e, KittyDiscarded) for e in events)
+    assert cards_of(state.face_down_mask()) == ("QS",)  # face down in the tricks, exchange or not
+    assert state.public_points() == (13, 0, 0) and state.points == (13, 0, 13)
     assert scored(events).points == (13, 0, 13)
 
 
