@@ -1,8 +1,8 @@
 """No seat learns the kitty (RULES.md §6.2), on SQLite and PostgreSQL, across every channel a player has.
 
-A game with a kitty is played by mail on the real services: one scripted human in seat 0 and three
-computer players.  The human is dealt the three lowest cards of every suit and the 2♣, so they can win
-no trick and never take the kitty; they play their lowest legal card, ask for their ``status`` and
+A game with a kitty is played by mail on the real services: one scripted human in seat 0 and computer
+players (three; two in the 3-player game).  The human is dealt the lowest cards of every suit, the 2♣
+among them, so they can win no trick and never take the kitty; they play their lowest legal card, ask for their ``status`` and
 ``history`` now and then, and their game page and replay are fetched from the web front with their
 own link.
 
@@ -51,7 +51,10 @@ from pbem.web.runtime import runtime
 from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
 
 HUMAN = 0
-LOW = tuple(f"{rank}{suit}" for suit in "CDHS" for rank in "234")  # the human's twelve cards
+def lowest_cards(rules: Rules) -> tuple[str, ...]:
+    """A hand of the lowest ranks (2♣ first): every other card of each suit beats each of its cards."""
+    by_rank = [f"{rank}{suit}" for rank in "23456789TJQKA" for suit in "CDHS"]
+    return tuple(by_rank[:rules.table.hand_size])
 SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 SYMBOL_CARD = re.compile(r"(10|[2-9JQKA])\s?([♣♦♥♠])")
 #: A row of the mails' score table: name, points this hand, total.
@@ -101,6 +104,7 @@ class Watch:
     game_id: int
     client: FlaskClient
     kitty: tuple[str, ...]
+    human: tuple[str, ...]  # the cards the human was dealt
     problems: dict[str, list[str]] = field(default_factory=dict)
     seen_taker_line: bool = False
     seen_history_taker_line: bool = False
@@ -143,7 +147,7 @@ class Watch:
         """(cards the human may not know now, the kitty's cards and the discards)."""
         state = state_of(self.svc, self.game_id)
         hidden = set(self.kitty) | set(state.discarded)
-        return set(CARD_NAMES) - set(LOW) - self.played(), hidden
+        return set(CARD_NAMES) - set(self.human) - self.played(), hidden
 
     def look(self, where: str, text: str, *, canonical: bool) -> None:
         unknown, kitty = self.secrets()
@@ -167,7 +171,7 @@ class Watch:
             self.look(where + " headers", headers, canonical=True)
             for name in ("X-Hearts-Hand", "X-Hearts-Legal"):
                 value = message.get(name)
-                if value is not None and name == "X-Hearts-Hand" and not set(str(value).split()) <= set(LOW):
+                if value is not None and name == "X-Hearts-Hand" and not set(str(value).split()) <= set(self.human):
                     self.fail(where, f"{name} is not the human's hand: {value}")
             for part in message.walk():
                 if part.get_content_maintype() == "text":
@@ -212,9 +216,10 @@ def lowest(legal: str) -> str:
 def play_the_hand(svc: Services, client: FlaskClient, *, seed: str, kitty_cards: tuple[str, ...],
                   **options: object) -> Watch:
     rules = Rules.make("standard", **options)
-    deck = deck_for(rules, kitty_cards, LOW, seed=7)
+    human = lowest_cards(rules)
+    deck = deck_for(rules, kitty_cards, human, seed=7)
     game_id, mails = mail_game(svc, people=1, seed=seed, deck=deck, **options)
-    watch = Watch(svc, game_id, client, kitty_cards)
+    watch = Watch(svc, game_id, client, kitty_cards, human)
     box = Mailbox(list(mails))
     watch.mails(mails)
     turns = 0
@@ -283,6 +288,16 @@ def highest(legal: str) -> str:
     ranks = "23456789TJQKA"
     card = max(legal.split(), key=lambda c: ranks.index(c[0]))
     return card.replace("T", "10", 1) if card[0] == "T" else card
+
+
+def test_three_players_first_trick_kitty_exchange_the_human_never_learns_the_kitty(
+        svc: Services, client: FlaskClient) -> None:
+    """RULES.md §6.2 with 3 players: 17 cards each and a one-card kitty, to the first trick's winner."""
+    watch = play_the_hand(svc, client, seed="hidden-three", kitty_cards=("KH",), players=3, kitty="first_trick",
+                          kitty_exchange=True, pass_cycle=("hold",), end_after_hands=1, tie="share")
+    assert watch.problems == {}
+    assert watch.seen_taker_line and watch.seen_history_taker_line
+    assert state_of(svc, watch.game_id).kitty_trick == 1
 
 
 @pytest.mark.parametrize("exchange", [False, True], ids=["kitty", "kitty_exchange"])
