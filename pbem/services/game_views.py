@@ -18,7 +18,7 @@ of move must be taught here before the page reveals anything of it.
 Teams and the kitty (RULES.md §6.1, §6.2) come from :mod:`pbem.services.seat_knowledge`, for the
 state and for each hand of the log alike: everyone sees the teams, the team totals and who took
 the kitty at which trick; the kitty's cards (and a ``kitty_exchange`` taker's face-down discards)
-only its taker, until every trick of that hand is played.  The other seats' view of what the taker
+only its taker, until that hand is scored.  The other seats' view of what the taker
 has taken, and of its points so far, leaves them out.
 
 The replay shows every trick of every hand of a game. What it shows depends on whether the game
@@ -30,8 +30,8 @@ is over:
   kitty too), every seat's pass, every trick and result, so the players can go over the game
   together.
 
-So a finished hand's kitty shows in the replay during the game as on the game page (the cards
-are no secret once every other card of the hand is played); the current hand's, only to its taker.
+So a scored hand's kitty shows in the replay during the game as on the game page (the cards are
+no secret once every other card of the hand is played); the current hand's, only to its taker.
 
 The hands as dealt come from replaying the move log through the engine (the log holds each
 deal's whole deck), never from a second record of them.
@@ -114,7 +114,7 @@ class HandLog:
     result: Mapping[str, Any] | None = None  # the view's history entry once scored
     #: The kitty (RULES.md §6.2): who took it and at the end of which trick (None while it lies on the
     #: table); its cards and the taker's face-down discards only as this seat may see them (its taker,
-    #: or everyone once the hand's tricks are all played: :mod:`pbem.services.seat_knowledge`).
+    #: or everyone once the hand is scored: :mod:`pbem.services.seat_knowledge`).
     kitty_taker: int | None = None
     kitty_trick: int | None = None
     kitty: tuple[str, ...] = ()
@@ -197,7 +197,7 @@ class KittyLog:
     taker: int | None = None
     trick: int | None = None
     discarded: tuple[str, ...] = ()
-    over: bool = False  # every trick of the hand is played
+    over: bool = False  # the hand is scored
 
 
 def kitty_history(moves: Iterable[LoggedMove], rules: Rules) -> list[KittyLog]:

@@ -7,9 +7,9 @@ it"), and so are the cards a ``kitty_exchange`` taker discarded face down.  For 
 the cards the taker holds that way are left out of what it has taken, and their points out of its
 points so far (else the taker's points would jump by the kitty's value, which tells what it held).
 
-Once a hand's tricks are all played, the kitty (and the discards) may be shown to the whole table:
-every other card of the hand has been played face up, so they are no secret any more (this
-module's choice; the engine's ``seat_view`` waits for the hand's score).
+Once a hand is scored, the kitty (and the discards) may be shown to the whole table: every other
+card of the hand has been played face up, so they are no secret any more (as the engine's
+``seat_view`` and the hand's summary mail do).
 
 Pure: imports the engine only (mails and pages both use it, without an import cycle).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pbem.engine import DEAL, MOON, OVER, GameState, Rules
+from pbem.engine import DEAL, OVER, GameState, Rules
 from pbem.engine.cards import cards_of
 
 __all__ = ["SeatFacts", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
@@ -44,9 +44,9 @@ class SeatFacts:
     kitty_size: int
     kitty_taker: int | None  # None while the kitty lies on the table (or without a kitty)
     kitty_trick: int | None  # the trick at whose end it was taken
-    kitty: tuple[str, ...]  # its cards: only for the taker, or for everyone once the hand is over
+    kitty: tuple[str, ...]  # its cards: only for the taker, or for everyone once the hand is scored
     discarded: tuple[str, ...]  # kitty_exchange: the taker's face-down discards, on the same terms
-    kitty_open: bool  # the hand is over: the kitty is shown to the whole table
+    kitty_open: bool  # the hand is scored: the kitty is shown to the whole table
 
     @property
     def my_team(self) -> int | None:
@@ -73,13 +73,13 @@ def team_values(rules: Rules, by_seat: Sequence[int]) -> tuple[int, ...]:
 
 
 def hand_over(state: GameState) -> bool:
-    """Every trick of the current hand is played (scored, or waiting for a moon choice)."""
-    return state.hand_no > 0 and state.phase in (DEAL, MOON, OVER)
+    """The current hand is scored (not waiting for a moon choice any more)."""
+    return state.hand_no > 0 and state.phase in (DEAL, OVER)
 
 
 def sees_kitty(state: GameState, seat: int) -> bool:
-    """``seat`` may be shown the kitty's cards (and the discards): it took them, or every trick of
-    the hand is played (RULES.md §6.2)."""
+    """``seat`` may be shown the kitty's cards (and the discards): it took them, or the hand is
+    scored (RULES.md §6.2)."""
     taker = state.kitty_taker
     return taker is not None and (taker == seat or hand_over(state))
 
