@@ -249,6 +249,16 @@ def play_the_hand(svc: Services, client: FlaskClient, *, seed: str, kitty_cards:
     return watch
 
 
+def latest_to_human(svc: Services, game_id: int) -> OutboundMessage:
+    with transaction(svc.session_factory) as session:
+        row = session.scalars(select(OutboundMessage).where(OutboundMessage.game_id == game_id,
+                                                            OutboundMessage.recipient == address(HUMAN))
+                              .order_by(OutboundMessage.id.desc())).first()
+        assert row is not None
+        session.expunge(row)
+        return row
+
+
 def taker_page(svc: Services, client: FlaskClient, game_id: int, taker: int) -> str:
     path = urlparse(game_link(svc.settings, game_id, taker)).path
     return client.get(path).get_data(as_text=True)
@@ -269,6 +279,11 @@ def test_a_kitty_game_the_human_never_learns_the_kitty(svc: Services, client: Fl
     path = urlparse(game_link(svc.settings, watch.game_id, HUMAN)).path
     replay = client.get(path + "/replay").get_data(as_text=True)
     assert set(KITTY) <= named_cards(replay, canonical=False)
+    # ... and so does the history reply, once the hand is scored.
+    box = [m for m in answer(svc, latest_to_human(svc, watch.game_id), "history") if m.recipient == address(HUMAN)]
+    said = re.search(r"The kitty held ([^;]+); (.+?) took it at trick (\d+)\.", prose_of(box[-1]))
+    assert said and named_cards(said.group(1), canonical=False) == set(KITTY), prose_of(box[-1])
+    assert int(said.group(3)) == state.kitty_trick
 
 
 def test_a_kitty_exchange_game_the_discards_stay_face_down(svc: Services, client: FlaskClient) -> None:
