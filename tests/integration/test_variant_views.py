@@ -434,3 +434,11 @@ def test_a_game_called_off_mid_hand_shows_its_kitty_and_discards_in_the_replay()
     replay = table.replay(other, status="aborted")
     assert replay.over and set(replay.hands[0].kitty) == kitty
     assert set(replay.hands[0].log.kitty) == kitty and set(replay.hands[0].log.discarded) == discarded
+
+
+def test_the_help_page_explains_partners_and_the_kitty(app: Flask) -> None:
+    html = re.sub(r"\s+", " ", app.test_client().get("/help", headers={"Accept-Language": "en"}).get_data(as_text=True))
+    assert "<h2>Partners and the kitty</h2>" in html and "<code>discard 7C 8D</code>" in html
+    assert "only its taker sees its cards while the hand is played" in html
+    pt = app.test_client().get("/help", headers={"Accept-Language": "pt"}).get_data(as_text=True)
+    assert "Parceiros e o monte" in pt
