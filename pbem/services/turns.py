@@ -255,7 +255,10 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             continue
         if phase == DISCARD:  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
             taker = state.seats_to_act()[0]
-            if not is_computer(turn.seat_row(taker)):
+            row = turn.seat_row(taker)
+            # The autopilot plays the rest of the hand for its player, the discard included (their
+            # next mail shows what was discarded: the kitty line).
+            if not is_computer(row) and not autopilot_on(row, state):
                 return
             apply_move(session, turn, _bot_move(session, turn, taker, default_bot))
             continue

@@ -189,3 +189,18 @@ def test_a_kitty_exchange_game_with_computer_players_plays_to_its_end_by_mail(sv
     assert len(summaries) == 2 and all("The kitty held " in s for s in summaries)
     with transaction(svc.session_factory) as session:
         assert len(session.scalars(select(Move.id).where(Move.game_id == table.game_id, Move.kind == "discard")).all()) >= 1
+
+
+def test_the_autopilot_discards_for_its_player(svc: Services) -> None:
+    """README, "Playing ahead": the autopilot plays the rest of the hand, the kitty discard included."""
+    table = start_with_deck(svc, LONG, DECK, people=1, preset="kitty", kitty_exchange=True, pass_cycle=["hold"])
+    table.reply(table.latest(0, "your_turn"), "autopilot")
+    assert last_outcome(svc)["code"] == "AUTOPILOT_ON"
+    asked = [Received.parse(m.raw).decision for m in table.to(0, "your_turn")]
+    assert "discard" not in asked
+    with transaction(svc.session_factory) as session:
+        moves = session.execute(select(Move.kind, Move.seat).where(Move.game_id == table.game_id)
+                                .order_by(Move.seq)).all()
+    assert [(kind, seat) for kind, seat in moves if kind == "discard"] == [("discard", 0)]
+    summary = text_of(table.latest(0, "hand_summary"))
+    assert "The kitty held 2♥, 3♥, 4♥, and A♣; you took it at trick" in summary and "You discarded" in summary
