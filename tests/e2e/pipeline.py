@@ -15,10 +15,12 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
 from email.utils import make_msgid
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from pbem.db.models import Game, InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import make_engine, make_session_factory
@@ -119,14 +121,17 @@ class Pipeline:
             busy = session.scalars(select(InboundMessage.id).where(
                 InboundMessage.status.in_((InboundStatus.PENDING, InboundStatus.PROCESSING)))).first()
             continuing = session.scalars(select(Game.id).where(Game.continue_at.is_not(None))).first()
-            statuses = list(session.scalars(select(OutboundMessage.status)))
-        return (busy is None and continuing is None and all(s == OutboundStatus.SENT for s in statuses)
-                and len(self.sink.messages) >= len(statuses))
+            unsent = session.scalars(select(OutboundMessage.id).where(
+                OutboundMessage.status != OutboundStatus.SENT)).first()
+            written = session.scalar(select(func.count()).select_from(OutboundMessage))
+        return busy is None and continuing is None and unsent is None and len(self.sink.messages) >= written
 
     def inbound_statuses(self) -> list[str]:
         with self.session_factory() as session:
             return [str(s) for s in session.scalars(select(InboundMessage.status))]
 
+
+_HEADERS = BytesHeaderParser(policy=default_policy)
 
 #: The decisions a scripted player answers, each from its mail's ``X-Hearts-Decision``.
 DECISIONS = ("pass", "play", "moon", "discard")
@@ -205,19 +210,21 @@ class Table:
             recipient = message.rcpt_tos[0].lower()
             if recipient not in self.players:
                 continue
-            received = Received.parse(message.raw)
-            self.kinds[received.kind] = self.kinds.get(received.kind, 0) + 1
-            self.kinds_of[recipient][received.kind] += 1
-            if received.kind == "invitation" and self.accept_invitations:
+            headers = _HEADERS.parsebytes(message.raw)  # the body is read only to answer
+            kind = str(headers["X-Hearts-Kind"] or "")
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
+            self.kinds_of[recipient][kind] += 1
+            if kind == "invitation" and self.accept_invitations:
+                received = Received.parse(message.raw)
                 self.pipeline.send(recipient, received.reply_to,
                                    reply_bytes(received, sender=recipient, body="accept"))
                 continue
-            headers = message.parsed()
-            if received.kind != "your_turn":
+            if kind != "your_turn":
                 for name in ("X-Hearts-Decision", "X-Hearts-Legal"):
                     if headers[name] is not None:
-                        self.stray_headers.append((recipient, f"{received.kind}: {name}"))
+                        self.stray_headers.append((recipient, f"{kind}: {name}"))
                 continue
+            received = Received.parse(message.raw)
             body = self.answer(received)
             reply_id = make_msgid(domain=recipient.split("@")[1])
             self.asked.append(Asked(recipient, received.game, received.seat, received.kind,
