@@ -20,7 +20,7 @@ Three decisions need a deal that brings them to the person: the moon choice (``r
 RULES.md §3 ``moon=choice``), a team slam's moon choice (§6.1) and the kitty taker's discard
 (``kitty_exchange``, §6.2). Those games are made on the command line with the first deal given
 (``pbem game new --deck``; a mail cannot give one): the person holds every club and passing is off
-(``pass_count: 0``), so they lead the 2 of clubs and win every trick while their clubs last.
+(``pass_count: 0``), so they lead the 2 of clubs and win every trick of the first hand.
 
 The configurations are those of the issue's list that this release has (§6.1 and §6.2): the presets
 ``partnership``, ``partnership-individual`` and ``kitty``; ``kitty: first_trick`` and
@@ -51,7 +51,7 @@ from pbem.db.models import (
     Player,
     Seat,
 )
-from pbem.engine import Rules, deck_in_play
+from pbem.engine import Rules, deck_in_play, move_from_dict, replay
 from pbem.services.gamestore import snapshot_agrees
 from tests.e2e.pipeline import DECISIONS, DOMAIN, Asked, Pipeline, Table, redis_db
 from tests.harness.waiting import WaitTimeout, wait_for
@@ -113,21 +113,22 @@ class Config:
 
 
 def every_club_to_seat_0(rules: Rules) -> tuple[str, ...]:
-    """A first deal giving seat 0 every club (and what else its hand holds): a kitty first (the
-    deck's first cards, RULES.md §6.2), then one card at a time from the dealer's left, seat 0."""
+    """A first deal giving seat 0 every club and, if its hand holds more, the highest diamonds: a
+    kitty first (the deck's first cards, RULES.md §6.2: low diamonds), then one card at a time from
+    the dealer's left, seat 0. Whatever seat 0 leads, nobody can beat it: it wins every trick."""
     deck = deck_in_play(rules)
-    kitty_size = rules.table.kitty_size
+    size = (len(deck) - rules.table.kitty_size) // rules.players
     clubs = [c for c in deck if c.endswith("C")]
-    others = [c for c in deck if not c.endswith("C")]
-    kitty, dealt = others[:kitty_size], clubs + others[kitty_size:]
-    size = len(dealt) // rules.players
-    first, rest = dealt[:size], iter(dealt[size:])
+    diamonds = [c for c in deck if c.endswith("D")]
+    first = clubs + diamonds[::-1][:size - len(clubs)]
+    kitty = [c for c in deck if c not in first][:rules.table.kitty_size]
+    rest = iter(c for c in deck if c not in first and c not in kitty)
     return (*kitty, *(card for mine in first for card in (mine, *(next(rest) for _ in range(rules.players - 1)))))
 
 
 def rigged(config: Config) -> Config:
     """``config`` started on the command line from a first deal where the person holds every club,
-    with passing off: they lead the 2 of clubs and win every trick while their clubs last."""
+    with passing off: they lead the 2 of clubs and win every trick of the first hand."""
     options = (*config.options, ("pass_count", "0"))
     shape = dataclasses.replace(config, options=options)
     return dataclasses.replace(shape, deck=every_club_to_seat_0(shape.rules))
@@ -279,6 +280,13 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
         moves = session.scalars(select(Move).where(Move.game_id == game.id).order_by(Move.seq)).all()
         assert [m.seq for m in moves] == list(range(1, game.next_seq))
         assert snapshot_agrees(session, game)
+        # Each hand's passing, as the log replays it: pass_to_partner passes across every hand.
+        logged = [move_from_dict(m.payload) for m in moves]
+        directions = [replay(expected, logged[:i + 1]).pass_direction
+                      for i, m in enumerate(moves) if m.kind == "deal"]
+        assert len(directions) == snapshot["hand_no"]
+        if expected.pass_to_partner:
+            assert set(directions) == {"across"}, directions
         seat = next(s.seat for s in game.seats if s.player is not None and s.player.address == person)
         # Each reply of the person: handled, and the first move of their seat it made is what it said.
         asked = [a for a in table.asked if a.player == person]
@@ -314,4 +322,5 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
     assert not [s for s in table.stray_headers if s[0] == person]
     assert len({a.reply_to for a in asked}) == len(asked)
     for decision in config.must_ask:
-        assert decision in [a.decision for a in asked], f"never asked to {decision}"
+        assert decision in [a.decision for a in asked], (f"never asked to {decision}", dict(kinds), [
+            m.payload for m in moves if m.kind not in ("play", "deal")])
