@@ -137,6 +137,11 @@ MOVE_REJECTIONS: dict[str, dict[str, object]] = {
     # kitty_exchange (RULES.md §6.2)
     "NOT_THE_KITTY_TAKER": {"seat": 1, "taker": 2},
     "WRONG_DISCARD_COUNT": {"expected": 4, "given": 3},
+    # passing variants (RULES.md §6.3)
+    "NOT_THE_DEALER": {"seat": 1, "dealer": 3},
+    "BAD_CALL": {"call": [["left", 4]], "choices": [[["left", 3]], [["left", 2], ["right", 1]], [["mix", 3]]]},
+    "PASS_NOT_OPTIONAL": {},
+    "NO_DECLINE_ON_MIX": {},
 }
 
 #: Service codes: mails that were not moves, answered only to the registered player.
