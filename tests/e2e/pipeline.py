@@ -187,7 +187,7 @@ class Table:
                 row = session.get(Game, int(str(game)))
                 assert row is not None, f"a mail names game {game}, which does not exist"
                 rules = Rules.from_dict(row.rules)
-            self._counts[str(game)] = (rules.pass_count, getattr(rules.table, "kitty_size", 0))
+            self._counts[str(game)] = (rules.pass_count, rules.table.kitty_size)
         return self._counts[str(game)]
 
     def answer(self, received: Received) -> str:
