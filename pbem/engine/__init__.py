@@ -14,16 +14,28 @@ The public API, for the server and for bot authors::
 See README.md ("The engine, for bot authors") for the whole tour.
 
 A whole hand of any variant is driven by one loop over the phases: every decision is a move with its
-legal choices (``legal_cards``, ``discard_choices``, ``moon_choices``; a pass is any ``pass_count``
-cards of the hand), and the hand is over when the phase is back to ``deal`` (or ``over``)::
+legal choices (``legal_cards``, ``call_choices``, ``discard_choices``, ``moon_choices``; a pass is any
+``pass_count`` cards of the hand, or ``DeclinePass`` when ``may_decline``), chance is a move drawn
+outside (``Deal``, ``MixCards``), and the hand is over when the phase is back to ``deal`` or ``call``
+(or ``over``)::
 
     def play_hand(state, rng):
-        state, events = apply(state, Deal(shuffled_deck(state.rules, rng)))
+        events = ()
+        if state.phase == CALL:                                     # dealer_calls_pass: the dealer calls
+            state, events = apply(state, CallPass(state.next_dealer, rng.choice(state.call_choices())))
+        state, more = apply(state, Deal(shuffled_deck(state.rules, rng)))
+        events += more
         for seat in state.seats_to_pass():                          # phase "pass" (not on hold hands)
-            state, more = apply(state, PassCards(seat, tuple(rng.sample(state.hand(seat), state.t.pass_count))))
+            if state.may_decline and rng.random() < 0.5:            # pass_optional: forward, unseen
+                move = DeclinePass(seat)
+            else:
+                move = PassCards(seat, tuple(rng.sample(state.hand(seat), state.t.pass_count)))
+            state, more = apply(state, move)
             events += more
-        while state.phase not in (DEAL, OVER):
-            if state.phase == PLAY:
+        while state.phase not in (DEAL, CALL, OVER):
+            if state.phase == MIX:                                  # a mix hand: chance deals them back
+                move = MixCards(shuffled_mix(state, rng))
+            elif state.phase == PLAY:
                 move = PlayCard(state.to_move, rng.choice(state.legal_cards()))
             elif state.phase == DISCARD:                            # kitty_exchange: the taker discards
                 move = DiscardKitty(state.kitty_taker, tuple(rng.sample(state.discard_choices(), state.discard_count)))
@@ -52,6 +64,21 @@ first player to take a penalty card (``penalty``, ``first_penalty``) or of the f
     taken = [e for e in events if isinstance(e, KittyTaken)][0]   # KittyTaken(seat, trick_no)
     state.kitty, state.kitty_taker, state.discarded   # private: seat_view shows them to the taker only
     rules = Rules.make("standard", players=3, kitty="first_trick")  # 17 each and 1; 5 players: 10 and 2
+
+The passing variants (RULES.md §6.3): ``mix`` in the pass cycle (the passed cards, with the kitty,
+shuffled and dealt back: phase ``mix``), ``pass_optional`` (a decliner forwards what it is passed,
+unseen, along each packet's direction to the first seat that chose) and ``dealer_calls_pass`` (phase
+``call`` before each deal: a split of ``pass_count`` over left, right, across, or mix)::
+
+    rules = Rules.make("kitty", pass_cycle="mix", pass_optional=True)
+    state, events = play_hand(new_game(rules), random.Random(4))      # one mix hand, the kitty in it
+    mixed = [e for e in events if isinstance(e, PassesExchanged)][0]  # pass_direction "mix"
+    rules = Rules.make("standard", dealer_calls_pass=True, pass_optional=True)
+    state = new_game(rules)                                           # phase "call": seat 3 deals first
+    state.call_choices()[:2]                                          # ((("left", 3),), (("left", 2), ("right", 1)))
+    state, events = play_hand(state, random.Random(5))
+    called = [e for e in events if isinstance(e, PassCalled)][0]      # PassCalled(seat, call): public
+    state.phase, state.next_dealer, state.default_call()              # "call" again, seat 0, the cycle's way
 """
 
 from __future__ import annotations
@@ -73,13 +100,28 @@ from .events import (
     KittyTaken,
     Moon,
     MoonChoiceNeeded,
+    PassCalled,
     PassesExchanged,
     TrickWon,
     event_to_dict,
 )
-from .moves import ChooseMoon, Deal, DiscardKitty, Move, PassCards, PlayCard, apply, move_from_dict, move_to_dict, replay
-from .rules import PRESETS, TEAMS, Rules
-from .state import DEAL, DISCARD, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
+from .moves import (
+    CallPass,
+    ChooseMoon,
+    Deal,
+    DeclinePass,
+    DiscardKitty,
+    MixCards,
+    Move,
+    PassCards,
+    PlayCard,
+    apply,
+    move_from_dict,
+    move_to_dict,
+    replay,
+)
+from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, PRESETS, TEAMS, Rules
+from .state import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
 from .view import seat_view
 
 
@@ -94,6 +136,13 @@ def shuffled_deck(rules: Rules, rng: random.Random) -> tuple[str, ...]:
     deck = list(rules.table.deck_cards)
     rng.shuffle(deck)
     return tuple(deck)
+
+
+def shuffled_mix(state: GameState, rng: random.Random) -> tuple[str, ...]:
+    """A ``mix`` hand (RULES.md §6.3): ``state.cards_to_mix`` shuffled by ``rng``, for ``MixCards``."""
+    cards = list(state.cards_to_mix)
+    rng.shuffle(cards)
+    return tuple(cards)
 
 
 def trick_winner(cards: Sequence[str], leader: int, players: int) -> int:
@@ -112,10 +161,11 @@ def card_points(rules: Rules, cards: Sequence[str]) -> int:
 __all__ = [
     "CARD_NAMES", "RANKS", "SUITS", "canonical",
     "IllegalMove", "InvalidRules", "Reason",
-    "Event", "HandDealt", "CardsPassed", "PassesExchanged", "CardPlayed", "HeartsBroken", "TrickWon",
+    "Event", "HandDealt", "PassCalled", "CardsPassed", "PassesExchanged", "CardPlayed", "HeartsBroken", "TrickWon",
     "KittyTaken", "KittyDiscarded", "MoonChoiceNeeded", "Moon", "HandScored", "GameOver", "event_to_dict",
-    "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "DiscardKitty", "apply", "move_to_dict", "move_from_dict",
-    "replay", "PRESETS", "TEAMS", "Rules",
-    "GameState", "new_game", "DEAL", "PASS", "PLAY", "DISCARD", "MOON", "OVER", "PHASES",
-    "seat_view", "deck_in_play", "shuffled_deck", "trick_winner", "card_points",
+    "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "DiscardKitty", "CallPass", "DeclinePass", "MixCards",
+    "apply", "move_to_dict", "move_from_dict",
+    "replay", "PRESETS", "TEAMS", "PASS_DIRECTIONS", "CALL_DIRECTIONS", "Rules",
+    "GameState", "new_game", "CALL", "DEAL", "PASS", "MIX", "PLAY", "DISCARD", "MOON", "OVER", "PHASES",
+    "seat_view", "deck_in_play", "shuffled_deck", "shuffled_mix", "trick_winner", "card_points",
 ]

@@ -37,6 +37,10 @@ class Reason(str, Enum):
     BAD_SEAT = "BAD_SEAT"  # {seat}
     NOT_THE_KITTY_TAKER = "NOT_THE_KITTY_TAKER"  # {seat, taker}
     WRONG_DISCARD_COUNT = "WRONG_DISCARD_COUNT"  # {expected, given}
+    NO_DECLINE_ON_MIX = "NO_DECLINE_ON_MIX"  # {}: RULES.md §6.8, a mix hand cannot be declined
+    PASS_NOT_OPTIONAL = "PASS_NOT_OPTIONAL"  # {}: declining without pass_optional
+    NOT_THE_DEALER = "NOT_THE_DEALER"  # {seat, dealer}: only the dealer calls the pass
+    BAD_CALL = "BAD_CALL"  # {call, choices}: calls as lists of [direction, count]
 
 
 class IllegalMove(Exception):

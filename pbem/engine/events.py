@@ -15,19 +15,31 @@ from typing import Any
 class HandDealt:
     hand_no: int
     dealer: int
-    pass_direction: str
+    pass_direction: str  # left right across scatter hold, mix, or "split" (a called split, RULES.md §6.3)
+    pass_call: tuple[tuple[str, int], ...] = ()  # dealer_calls_pass: the dealer's call, told to everyone
+
+
+@dataclass(frozen=True)
+class PassCalled:
+    """``dealer_calls_pass`` (RULES.md §6.3): the dealer called this hand's pass, public: a tuple of
+    ``(direction, count)`` pairs (``(("mix", n),)``, or ``(("hold", 0),)`` as the deadline default)."""
+
+    seat: int
+    call: tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
 class CardsPassed:
-    """A seat chose its cards to pass (which cards is private to that seat)."""
+    """A seat chose its cards to pass, or declined (``pass_optional``): which cards, and whether it
+    declined, is private to that seat."""
 
     seat: int
 
 
 @dataclass(frozen=True)
 class PassesExchanged:
-    """Every seat had passed; ``received[seat]`` are the cards that joined that seat's hand."""
+    """Every seat had passed; ``received[seat]`` are the cards that joined that seat's hand (a
+    decliner's is ``()``: forwarded cards pass it unseen; ``mix``: the cards dealt back to it)."""
 
     pass_direction: str
     received: tuple[tuple[str, ...], ...]
@@ -106,11 +118,12 @@ class GameOver:
     team_totals: tuple[int, ...] = ()
 
 
-Event = (HandDealt | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | KittyTaken
+Event = (HandDealt | PassCalled | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | KittyTaken
          | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
 
 _NAMES = {
     HandDealt: "hand_dealt",
+    PassCalled: "pass_called",
     CardsPassed: "cards_passed",
     PassesExchanged: "passes_exchanged",
     CardPlayed: "card_played",

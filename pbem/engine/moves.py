@@ -49,7 +49,31 @@ class DiscardKitty:
     cards: tuple[str, ...]
 
 
-Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty
+@dataclass(frozen=True)
+class CallPass:
+    """``dealer_calls_pass`` (RULES.md §6.3): the dealer of the coming hand calls its pass, a tuple of
+    ``(direction, count)`` pairs (``state.call_choices()``; ``state.default_call()`` at the deadline)."""
+
+    seat: int
+    call: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class DeclinePass:
+    """``pass_optional`` (RULES.md §6.3): ``seat`` passes nothing and forwards what it is passed, unseen."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class MixCards:
+    """A ``mix`` hand (RULES.md §6.3): the passed cards (and the kitty) in their shuffled order, dealt
+    back as a deal is. Chance from outside, like ``Deal``: ``pbem.engine.shuffled_mix`` draws it."""
+
+    cards: tuple[str, ...]
+
+
+Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty | CallPass | DeclinePass | MixCards
 
 
 def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
@@ -68,6 +92,12 @@ def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
         new = state._choose_moon(move.seat, move.choice, out)
     elif isinstance(move, DiscardKitty):
         new = state._discard(move.seat, tuple(move.cards), out)
+    elif isinstance(move, DeclinePass):
+        new = state._decline(move.seat, out)
+    elif isinstance(move, CallPass):
+        new = state._call(move.seat, move.call, out)
+    elif isinstance(move, MixCards):
+        new = state._mix(tuple(move.cards), out)
     else:
         raise TypeError(f"not a move: {move!r}")
     return new, tuple(out)
@@ -88,6 +118,12 @@ def move_to_dict(move: Move) -> dict[str, Any]:
         return {"type": "moon", "seat": move.seat, "choice": move.choice}
     if isinstance(move, DiscardKitty):
         return {"type": "discard", "seat": move.seat, "cards": list(move.cards)}
+    if isinstance(move, DeclinePass):
+        return {"type": "decline", "seat": move.seat}
+    if isinstance(move, CallPass):
+        return {"type": "call", "seat": move.seat, "call": [[d, c] for d, c in move.call]}
+    if isinstance(move, MixCards):
+        return {"type": "mix", "cards": list(move.cards)}
     raise TypeError(f"not a move: {move!r}")
 
 
@@ -103,6 +139,12 @@ def move_from_dict(d: Mapping[str, Any]) -> Move:
         return ChooseMoon(int(d["seat"]), d["choice"])
     if kind == "discard":
         return DiscardKitty(int(d["seat"]), tuple(d["cards"]))
+    if kind == "decline":
+        return DeclinePass(int(d["seat"]))
+    if kind == "call":
+        return CallPass(int(d["seat"]), tuple((str(x), int(c)) for x, c in d["call"]))
+    if kind == "mix":
+        return MixCards(tuple(d["cards"]))
     raise ValueError(f"unknown move type {kind!r}")
 
 

@@ -18,7 +18,9 @@ from typing import Any, Mapping
 from .cards import CARD_INDEX, CARD_NAMES, CLUBS_MASK, FULL_DECK, HEARTS, QS, RANK_OF, SUIT_OF, canonical
 from .errors import InvalidRules
 
-PASS_DIRECTIONS = ("left", "right", "across", "hold", "scatter")
+PASS_DIRECTIONS = ("left", "right", "across", "hold", "scatter", "mix")
+#: RULES.md §6.3: the directions a dealer's call may split ``pass_count`` over (``across``: 4 or 6 players).
+CALL_DIRECTIONS = ("left", "right", "across")
 FIRST_LEADS = ("two_of_clubs", "any_club", "left_of_dealer")
 HEART_VALUES = ("one", "spot", "spot_capped")
 MOONS = ("old", "new", "choice", "safety", "none")
@@ -118,6 +120,8 @@ class Rules:
     pass_to_partner: bool = False
     kitty: str = "none"
     kitty_exchange: bool = False
+    pass_optional: bool = False
+    dealer_calls_pass: bool = False
     preset: str = field(default="standard", compare=True)
 
     def __post_init__(self) -> None:
@@ -284,7 +288,8 @@ def _validate(r: Rules) -> "Table":
         if value not in choices:
             raise InvalidRules("BAD_CHOICE", option=name, value=value, choices=list(choices))
     for name in ("no_pts_on_first_trick", "must_break_hearts", "qs_breaks_hearts", "qs_lead_needs_broken_hearts",
-                 "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins", "pass_to_partner", "kitty_exchange"):
+                 "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins", "pass_to_partner", "kitty_exchange",
+                 "pass_optional", "dealer_calls_pass"):
         if not isinstance(getattr(r, name), bool):
             raise InvalidRules("NOT_A_BOOL", option=name, value=getattr(r, name))
     for name in ("pass_count", "qs_penalty", "jd_bonus", "avoid_all_tricks_bonus", "target"):
@@ -320,6 +325,12 @@ def _validate(r: Rules) -> "Table":
             raise InvalidRules("ACROSS_NEEDS_EVEN_PLAYERS", players=n)
         if "scatter" in r.pass_cycle and r.pass_count % (n - 1):
             raise InvalidRules("SCATTER_DOES_NOT_DIVIDE", pass_count=r.pass_count, players=n)
+    if r.dealer_calls_pass:
+        # RULES.md §6.3: the dealer calls a split of pass_count (or mix) before each deal.
+        if not r.pass_count:
+            raise InvalidRules("CALL_NEEDS_PASSING")
+        if r.pass_to_partner:
+            raise InvalidRules("CALL_WITH_PASS_TO_PARTNER")  # every pass goes across: nothing to call
     if r.qs_penalty < 0:
         raise InvalidRules("NEGATIVE_PENALTY", option="qs_penalty", value=r.qs_penalty)
     for card, value in r.extra_penalties:
@@ -416,6 +427,9 @@ class Table:
         # Checked once a trick is complete (never on the standard game's card plays): the kitty's
         # taking and the team mode's latest trick winners.
         self.trick_hook = bool(self.kitty_size) or self.team
+        # RULES.md §6.3 passing variants
+        self.pass_optional = r.pass_optional
+        self.dealer_calls = r.dealer_calls_pass
 
     def pass_direction(self, hand_no: int) -> str:
         """The pass direction of hand ``hand_no`` (1-based)."""

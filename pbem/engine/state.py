@@ -42,11 +42,13 @@ from .cards import (
 
 _C, _D, _H, _S = SUIT_TUPLES
 from .errors import IllegalMove, Reason
-from .rules import PASS_DIRECTIONS, Rules, Table
+from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, Rules, Table
 
 DEAL, PASS, PLAY, MOON, OVER = "deal", "pass", "play", "moon", "over"
 DISCARD = "discard"  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
-PHASES = (DEAL, PASS, PLAY, DISCARD, MOON, OVER)
+CALL = "call"  # dealer_calls_pass: the coming hand's dealer calls its pass, before the deal (RULES.md §6.3)
+MIX = "mix"  # a mix hand: every seat has put its cards in the middle; a chance node like DEAL (§6.3)
+PHASES = (CALL, DEAL, PASS, MIX, PLAY, DISCARD, MOON, OVER)
 MOON_CHOICES = ("old", "new", "safety")
 
 
@@ -75,9 +77,12 @@ class _Variant(NamedTuple):
     kitty_trick: int  # the trick at whose end it was taken, 0 before
     discarded: int  # kitty_exchange: mask of the taker's face-down discards
     team_last: tuple[int, int]  # team mode: the seat that won each team's latest trick, -1 before
+    call: tuple[tuple[str, int], ...] = ()  # dealer_calls_pass: the call for this (or the coming) hand
 
 
 _NO_VARIANT = _Variant(0, -1, 0, 0, (-1, -1))
+#: ``passes[seat]`` of a seat that declined to pass (``pass_optional``, RULES.md §6.3).
+DECLINED: tuple[int, ...] = ()
 
 
 class _Tricks(NamedTuple):
@@ -114,7 +119,7 @@ class GameState:
         zeros = (0,) * n
         s = object.__new__(cls)
         s.t = rules.table
-        s.phase = DEAL
+        s.phase = CALL if rules.table.dealer_calls else DEAL
         s._hands = 0
         s.trick = ()
         s.to_move = -1
@@ -237,6 +242,69 @@ class GameState:
         taker = self._h.v.kitty_taker
         return tuple(p - lost if seat == taker else p for seat, p in enumerate(self.points))
 
+    # -- RULES.md §6.3 passing variants ----------------------------------------------------------
+
+    @property
+    def next_dealer(self) -> int:
+        """The dealer of the coming hand (between hands: the seat that calls with dealer_calls_pass)."""
+        n = self.t.players
+        return (self._h.hand_no + n - 1) % n
+
+    @property
+    def pass_call(self) -> tuple[tuple[str, int], ...]:
+        """``dealer_calls_pass``: the call of the hand being dealt or played (``(direction, count)``
+        pairs), ``()`` before the first call or without the option."""
+        return self._h.v.call
+
+    @property
+    def declined(self) -> tuple[int, ...]:
+        """``pass_optional``: the seats that declined this hand's pass. Private to each of them: the
+        engine tells the table only that a seat has passed (``CardsPassed``)."""
+        return tuple(s for s, p in enumerate(self._h.passes) if p is not None and not p)
+
+    @property
+    def may_decline(self) -> bool:
+        """Whether a seat to pass may decline now (``pass_optional``, not on a ``mix`` hand)."""
+        return self.phase == PASS and self.t.pass_optional and self._h.pass_direction != "mix"
+
+    def call_choices(self) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """CALL phase: the legal calls, each a tuple of ``(direction, count)`` pairs with the counts
+        summing to ``pass_count`` over left, right (and across with 4 or 6 players), in that order,
+        listed from the most cards to the left down; then ``(("mix", pass_count),)``."""
+        if self.phase != CALL:
+            return ()
+        return _calls(self.t.players, self.t.pass_count)
+
+    def default_call(self) -> tuple[tuple[str, int], ...]:
+        """CALL phase: the call made when the dealer does not answer by the deadline (RULES.md §6.8):
+        the pass cycle's direction for the coming hand, ``(("hold", 0),)`` on a hold hand (legal only
+        as this default), a scatter as its split; ``()`` outside the CALL phase."""
+        if self.phase != CALL:
+            return ()
+        t = self.t
+        direction = t.pass_direction(self._h.hand_no + 1)
+        if direction == "hold":
+            return (("hold", 0),)
+        if direction == "scatter":
+            k = t.pass_count // (t.players - 1)
+            return _canonical_call({d: k for d in _offsets(t.players)})
+        return ((direction, t.pass_count),)
+
+    @property
+    def cards_to_mix(self) -> tuple[str, ...]:
+        """MIX phase: the cards to shuffle and deal back (every seat's pass and the kitty), in canonical
+        order; ``()`` otherwise. Hidden from every seat."""
+        if self.phase != MIX:
+            return ()
+        return cards_of(self._mix_mask())
+
+    def _mix_mask(self) -> int:
+        m = self._h.v.kitty
+        for chosen in self._h.passes:
+            for i in chosen or ():
+                m |= 1 << i
+        return m
+
     @property
     def team_totals(self) -> tuple[int, ...]:
         """By team (RULES.md §6.1): team mode the team's total, individual mode the partners' sum;
@@ -305,6 +373,8 @@ class GameState:
             return (self.shooter[0],)
         if self.phase == DISCARD:
             return (self._h.v.kitty_taker,)
+        if self.phase == CALL:
+            return (self.next_dealer,)
         return ()
 
     def legal_mask(self) -> int:
@@ -421,6 +491,21 @@ class GameState:
         ``safety`` applies the ``moon=safety`` rule (used when the shooter does not answer in time)."""
         return self._choose_moon(seat, choice, None)
 
+    def decline_pass(self, seat: int) -> "GameState":
+        """``pass_optional`` (RULES.md §6.3): ``seat`` passes nothing; the cards passed to it go on,
+        unseen, along their direction to the first seat that chose (each keeps its own on a loop)."""
+        return self._decline(seat, None)
+
+    def call_pass(self, seat: int, call: Iterable[Sequence[Any]]) -> "GameState":
+        """``dealer_calls_pass`` (RULES.md §6.3): the coming hand's dealer calls its pass, one of
+        ``call_choices()`` (or ``default_call()``), e.g. ``(("left", 2), ("right", 1))``."""
+        return self._call(seat, call, None)
+
+    def mix(self, cards: Sequence[str]) -> "GameState":
+        """A ``mix`` hand: deal back ``cards``, a permutation of ``cards_to_mix`` (the new kitty first,
+        then one at a time from the dealer's left, RULES.md §6.8)."""
+        return self._mix(tuple(cards), None)
+
     def discard_kitty(self, seat: int, cards: Iterable[str]) -> "GameState":
         """``kitty_exchange`` (RULES.md §6.2): the kitty's taker, who added it to their hand, discards
         ``discard_count`` cards face down to their tricks before the next lead."""
@@ -450,10 +535,18 @@ class GameState:
         if len(bits) != t.deck_size:
             raise IllegalMove(Reason.BAD_DECK, problem="not_the_cards_in_play", size=len(bits), expected=t.deck_size)
         hand_no = self.hand_no + 1
+        call = ()
+        if t.dealer_calls and self._h.v.call:
+            # RULES.md §6.3: the dealer's call sets this hand's pass.
+            call = self._h.v.call
+            called = call[0][0] if len(call) == 1 else "split"
+            if pass_direction and pass_direction != called:
+                raise IllegalMove(Reason.BAD_DECK, problem="bad_pass_direction", pass_direction=pass_direction)
+            pass_direction = called
         direction = pass_direction or t.pass_direction(hand_no)
         if t.pass_to_partner and direction != "hold" and direction in PASS_DIRECTIONS:
             direction = "across"  # RULES.md §6.8: every passing hand passes to the partner
-        if direction not in PASS_DIRECTIONS:
+        if direction not in PASS_DIRECTIONS and not (call and direction == "split"):
             raise IllegalMove(Reason.BAD_DECK, problem="bad_pass_direction", pass_direction=direction)
         if direction != "hold":
             if not t.pass_count:
@@ -474,7 +567,9 @@ class GameState:
             kitty = sum(bits[:t.kitty_size])
             bits = bits[t.kitty_size:]
             every = kitty if kitty.bit_count() == t.kitty_size else -1
-            variant = _Variant(kitty, -1, 0, 0, (-1, -1))
+            variant = _Variant(kitty, -1, 0, 0, (-1, -1), call)
+        elif call:
+            variant = _Variant(0, -1, 0, 0, (-1, -1), call)
         for seat in range(n):
             if every < 0:
                 break
@@ -496,7 +591,7 @@ class GameState:
         s.trick = ()
         s.hearts_broken = False
         if out is not None:
-            out.append(ev.HandDealt(hand_no, dealer, direction))
+            out.append(ev.HandDealt(hand_no, dealer, direction, call))
         if direction == "hold":
             s._start_play()
         else:
@@ -565,14 +660,138 @@ class GameState:
         if out is not None:
             out.append(ev.CardsPassed(seat))
         if None not in passes:
+            if h.pass_direction == "mix":
+                s.phase = MIX  # RULES.md §6.3: shuffled (MixCards) and dealt back
+            else:
+                s._exchange(out)
+        return s
+
+    def _decline(self, seat: int, out: list | None) -> "GameState":
+        if self.phase != PASS:
+            if self.phase == PLAY and self.pass_direction == "hold":
+                raise IllegalMove(Reason.NO_PASS_THIS_HAND)
+            raise self._wrong_phase(PASS)
+        self._check_seat(seat)
+        if not self.t.pass_optional:
+            raise IllegalMove(Reason.PASS_NOT_OPTIONAL)
+        h = self._h
+        if h.pass_direction == "mix":
+            raise IllegalMove(Reason.NO_DECLINE_ON_MIX)  # RULES.md §6.8
+        if h.passes[seat] is not None:
+            raise IllegalMove(Reason.ALREADY_PASSED, seat=seat)
+        s = self._copy()
+        passes = list(h.passes)
+        passes[seat] = DECLINED
+        s._h = h._replace(passes=tuple(passes))
+        if out is not None:
+            out.append(ev.CardsPassed(seat))
+        if None not in passes:
             s._exchange(out)
         return s
+
+    def _call(self, seat: int, call: Any, out: list | None) -> "GameState":
+        if self.phase != CALL:
+            raise self._wrong_phase(CALL)
+        self._check_seat(seat)
+        dealer = self.next_dealer
+        if seat != dealer:
+            raise IllegalMove(Reason.NOT_THE_DEALER, seat=seat, dealer=dealer)
+        given = _call_form(call)
+        choices = self.call_choices()
+        default = self.default_call()
+        found = None
+        if given is not None:
+            parts: dict[str, int] = {}
+            for d, c in given:
+                if d in parts:
+                    parts = {}
+                    break
+                parts[d] = c
+            if parts:
+                canon = _canonical_call(parts) if "mix" not in parts and "hold" not in parts else given
+                if canon in choices or canon == default:
+                    found = canon
+        if found is None:
+            raise IllegalMove(Reason.BAD_CALL, call=[list(p) for p in given] if given is not None else str(call),
+                              choices=[[list(p) for p in c] for c in choices])
+        s = self._copy()
+        h = self._h
+        s._h = h._replace(v=h.v._replace(call=found))
+        s.phase = DEAL
+        if out is not None:
+            out.append(ev.PassCalled(seat, found))
+        return s
+
+    def _mix(self, cards: tuple[str, ...], out: list | None) -> "GameState":
+        if self.phase != MIX:
+            raise self._wrong_phase(MIX)
+        expected = self._mix_mask()
+        got = 0
+        for c in cards:
+            i = CARD_INDEX.get(c) if isinstance(c, str) else None
+            if i is None:
+                raise IllegalMove(Reason.BAD_DECK, problem="unknown_card", card=str(c))
+            got |= 1 << i
+        size = expected.bit_count()
+        if len(cards) != size or got != expected:
+            raise IllegalMove(Reason.BAD_DECK, problem="not_the_mixed_cards", size=len(cards), expected=size)
+        t = self.t
+        n = t.players
+        h = self._h
+        # RULES.md §6.8: dealt back as a deal is, the new kitty first, then one card at a time from the
+        # dealer's left.
+        k = t.kitty_size
+        kitty = sum(1 << CARD_INDEX[c] for c in cards[:k])
+        received = [0] * n
+        for j, c in enumerate(cards[k:]):
+            received[(h.dealer + 1 + j) % n] |= 1 << CARD_INDEX[c]
+        s = self._copy()
+        s._h = h._replace(received=tuple(received), v=h.v._replace(kitty=kitty))
+        s._hands = self._hands | _pack(received)
+        if out is not None:
+            out.append(ev.PassesExchanged("mix", tuple(cards_of(r) for r in received)))
+        s._start_play()
+        return s
+
+    def _exchange_forwarded(self, out: list | None) -> None:
+        """(On a fresh copy.) The exchange with decliners or a called split (RULES.md §6.3, §6.8): each
+        packet goes along its own direction, through the decliners, to the first seat that chose (its
+        origin, when every other seat on that loop declined); a decliner receives nothing."""
+        n = self.t.players
+        h = self._h
+        direction = h.pass_direction
+        if direction == "split":
+            packets = tuple((_offsets(n)[d], c) for d, c in h.v.call)
+        elif direction == "scatter":
+            k = self.t.pass_count // (n - 1)
+            packets = tuple((j, k) for j in range(1, n))
+        else:
+            packets = ((1 if direction == "left" else n - 1 if direction == "right" else n // 2, self.t.pass_count),)
+        chose = [bool(p) for p in h.passes]
+        received = [0] * n
+        for seat, chosen in enumerate(h.passes):
+            if not chosen:
+                continue
+            start = 0
+            for offset, count in packets:
+                to = (seat + offset) % n
+                while not chose[to]:
+                    to = (to + offset) % n
+                received[to] |= sum(map(BIT.__getitem__, chosen[start:start + count]))
+                start += count
+        self._h = h._replace(received=tuple(received))
+        self._hands |= _pack(received)
+        if out is not None:
+            out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
+        self._start_play()
 
     def _exchange(self, out: list | None) -> None:
         """(On a fresh copy.) Every seat has passed: the passed cards join their new hands."""
         n = self.t.players
         h = self._h
         direction = h.pass_direction
+        if direction == "split" or DECLINED in h.passes:
+            return self._exchange_forwarded(out)
         received = [0] * n
         for seat, chosen in enumerate(h.passes):
             if direction == "scatter":
@@ -918,7 +1137,7 @@ class GameState:
                                      _team_values(self.t, points), _team_values(self.t, totals)))
         self.to_move = -1
         if winners is None:
-            self.phase = DEAL
+            self.phase = CALL if self.t.dealer_calls else DEAL
             return
         self.phase = OVER
         if out is not None:
@@ -947,7 +1166,7 @@ class GameState:
             "pass_direction": self.pass_direction,
             "deck": list(self.deck),
             "hands": [list(cards_of(m)) for m in self.hands],
-            "passes": [None if p is None else [names[i] for i in p] for p in self.passes],
+            "passes": [None if p is None else "declined" if not p else [names[i] for i in p] for p in self.passes],
             "received": [list(cards_of(m)) for m in self.received],
             "trick": [names[i] for i in self.trick],
             "leader": self.leader,
@@ -970,6 +1189,7 @@ class GameState:
             "kitty_trick": self.kitty_trick,
             "discarded": list(self.discarded),
             "team_last": list(self._h.v.team_last),
+            "pass_call": [[d, c] for d, c in self._h.v.call],
         }
 
     @classmethod
@@ -1013,7 +1233,8 @@ class GameState:
             dealer=d["dealer"],
             pass_direction=d["pass_direction"],
             deck=tuple(d["deck"]),
-            passes=tuple(None if p is None else tuple(CARD_INDEX[c] for c in p) for p in d["passes"]),
+            passes=tuple(None if p is None else DECLINED if p == "declined" else tuple(CARD_INDEX[c] for c in p)
+                         for p in d["passes"]),
             received=tuple(mask(r) for r in d["received"]),
             totals=tuple(d["totals"]),
             history=tuple(
@@ -1024,12 +1245,13 @@ class GameState:
             ),
             shooter=None if sh is None else (sh["seat"], sh["kind"]),
             winners=tuple(d["winners"]),
-            v=_NO_VARIANT if not (d.get("kitty") or d.get("team_last")) else _Variant(
+            v=_NO_VARIANT if not (d.get("kitty") or d.get("team_last") or d.get("pass_call")) else _Variant(
                 mask(d.get("kitty") or ()),
                 -1 if d.get("kitty_taker") is None else d["kitty_taker"],
                 d.get("kitty_trick") or 0,
                 mask(d.get("discarded") or ()),
                 tuple(d.get("team_last") or (-1, -1)),
+                tuple((str(x), int(c)) for x, c in d.get("pass_call") or ()),
             ),
         )
         s._k = _Tricks(
@@ -1076,6 +1298,52 @@ def _team_values(t: Table, values: tuple[int, ...]) -> tuple[int, ...]:
 
 _new_tuple = tuple.__new__  # makes a NamedTuple without its Python-level __new__ (hot path)
 _new_object = object.__new__
+
+
+def _offsets(n: int) -> dict[str, int]:
+    """RULES.md §3: the seat each direction passes to, as an offset clockwise (across: 4 or 6 players)."""
+    offsets = {"left": 1, "right": n - 1}
+    if n in (4, 6):
+        offsets["across"] = n // 2
+    return offsets
+
+
+def _canonical_call(parts: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    """A split as a call: its non-zero parts in the order left, right, across."""
+    return tuple((d, parts[d]) for d in CALL_DIRECTIONS if parts.get(d))
+
+
+def _call_form(call: Any) -> tuple[tuple[str, int], ...] | None:
+    """``call`` as ``(direction, count)`` pairs, or None when it has no such shape."""
+    try:
+        pairs = tuple((str(d), int(c)) for d, c in call)
+    except (TypeError, ValueError):
+        return None
+    if not pairs or any(c < 0 or isinstance(c, bool) for _, c in pairs):
+        return None
+    return pairs
+
+
+_CALLS: dict[tuple[int, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
+
+
+def _calls(n: int, count: int) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Every split of ``count`` cards over the directions of ``n`` players, then mix (RULES.md §6.3)."""
+    key = (n, count)
+    if key not in _CALLS:
+        dirs = tuple(_offsets(n))
+        found: list[tuple[tuple[str, int], ...]] = []
+
+        def split(k: int, left: int, parts: dict[str, int]) -> None:
+            if k == len(dirs) - 1:
+                found.append(_canonical_call({**parts, dirs[k]: left}))
+                return
+            for c in range(left, -1, -1):
+                split(k + 1, left - c, {**parts, dirs[k]: c})
+
+        split(0, count, {})
+        _CALLS[key] = tuple(found) + ((("mix", count),),)
+    return _CALLS[key]
 
 
 def _pack(masks: Sequence[int]) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import CARD_NAMES, cards_of
-from .state import DEAL, MOON, OVER, PASS, PLAY, GameState
+from .state import CALL, DEAL, MOON, OVER, PASS, PLAY, GameState
 
 
 def seat_view(state: GameState, seat: int) -> dict[str, Any]:
@@ -23,7 +23,7 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
     # RULES.md §6.2: the kitty (or the taker's discards) lies face down in the taker's tricks; the
     # other seats learn only who took it, until the hand is scored.
     taker = state.kitty_taker
-    hide = 0 if taker == seat or state.phase in (DEAL, OVER) else state.face_down_mask()
+    hide = 0 if taker == seat or state.phase in (CALL, DEAL, OVER) else state.face_down_mask()
     taken = state.public_taken() if hide else state.taken
     points_taken = state.public_points() if hide else state.points_taken()
     view: dict[str, Any] = {
@@ -35,7 +35,7 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "pass_direction": state.pass_direction,
         "pass_count": state.t.pass_count,
         "hand": list(state.hand(seat)),
-        "passed": None if own_pass is None else [names[i] for i in own_pass],
+        "passed": None if own_pass is None else [names[i] for i in own_pass],  # [] when it declined
         "received": list(cards_of(state.received[seat])) if state.phase != PASS else None,
         "waiting_for_pass": list(state.seats_to_pass()),
         "trick": [[s, c] for s, c in state.trick_cards()],
@@ -69,9 +69,17 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "kitty_size": state.t.kitty_size,
         "kitty_taker": taker,
         "kitty_trick": state.kitty_trick,
-        "kitty": list(state.kitty) if taker is not None and (taker == seat or state.phase in (DEAL, OVER)) else [],
+        "kitty": list(state.kitty) if taker is not None and (taker == seat or state.phase in (CALL, DEAL, OVER)) else [],
         "discarded": list(state.discarded) if taker == seat else [],
         "discard_count": state.discard_count,
         "discard_legal": list(state.discard_choices()) if taker == seat else [],
+        # RULES.md §6.3: the call is public; whether a seat declined is its own business (a decliner
+        # receives nothing: forwarded cards pass it unseen); the cards to mix are nobody's.
+        "pass_call": [list(p) for p in state.pass_call],
+        "next_dealer": state.next_dealer,
+        "call_choices": [[list(p) for p in c] for c in state.call_choices()] if seat in to_act else [],
+        "default_call": [list(p) for p in state.default_call()] if seat in to_act else [],
+        "may_decline": state.may_decline and seat in to_act,
+        "declined": own_pass is not None and not own_pass,
     }
     return view

@@ -6,7 +6,7 @@ import random
 import re
 
 import pbem.engine as engine
-from pbem.engine import DEAL, HandScored, KittyDiscarded, KittyTaken, Moon
+from pbem.engine import CALL, DEAL, HandScored, KittyDiscarded, KittyTaken, Moon, PassCalled, PassesExchanged
 
 from .helpers import deck_for
 from .test_partnership import TEAM_SWEEP  # a deal where team 0 takes every trick
@@ -15,7 +15,7 @@ from .test_partnership import TEAM_SWEEP  # a deal where team 0 takes every tric
 def blocks() -> list[str]:
     """The indented code blocks that follow a ``::`` in the module docstring."""
     found = re.findall(r"::\n\n((?:    .*\n|\n)+)", engine.__doc__)
-    assert len(found) >= 4, "the module docs lost their examples"
+    assert len(found) >= 5, "the module docs lost their examples"
     return ["\n".join(line[4:] for line in block.splitlines()) for block in found]
 
 
@@ -63,7 +63,30 @@ def test_the_module_docs_play_a_hand_of_each_variant():
     assert hs.moon is not None and hs.moon.team and isinstance(hs.moon, Moon)
 
 
+def test_the_module_docs_play_a_hand_of_each_passing_variant():
+    play_hand = run_examples()["play_hand"]
+    # a mix hand with the kitty: every card conserved, a new kitty dealt from the mixed cards
+    rules = engine.Rules.make("kitty", pass_cycle="mix", pass_optional=True)
+    state, events = play_hand(engine.new_game(rules), random.Random(4))
+    mixed = [e for e in events if isinstance(e, PassesExchanged)]
+    assert len(mixed) == 1 and mixed[0].pass_direction == "mix" and sum(map(len, mixed[0].received)) == 12
+    assert sum(state.points) == rules.table.moon_total and state.phase == DEAL
+    # the dealer's call, with declining allowed: several seeds, so that declines and every kind of call occur
+    rules = engine.Rules.make("standard", dealer_calls_pass=True, pass_optional=True)
+    kinds = set()
+    for seed in range(40):
+        state, events = play_hand(engine.new_game(rules), random.Random(seed))
+        called = [e for e in events if isinstance(e, PassCalled)]
+        assert len(called) == 1 and called[0].seat == 3 and state.pass_call == called[0].call
+        assert state.phase == CALL and state.next_dealer == 0 and sum(state.points) == rules.table.moon_total
+        kinds.add(state.pass_direction)
+        kinds.update("declined" for e in events if isinstance(e, PassesExchanged) and () in e.received)
+    assert {"split", "mix", "declined"} <= kinds
+
+
 def test_the_documented_example_variables_are_what_the_comments_say():
     ns = run_examples()
-    assert ns["rules"].players == 3 and ns["rules"].kitty == "first_trick"
-    assert isinstance(ns["taken"], KittyTaken)
+    assert ns["rules"].dealer_calls_pass and ns["state"].phase == CALL and ns["state"].next_dealer == 0
+    assert isinstance(ns["taken"], KittyTaken) and isinstance(ns["called"], PassCalled)
+    assert ns["mixed"].pass_direction == "mix"
+    assert engine.new_game(ns["rules"]).call_choices()[:2] == ((("left", 3),), (("left", 2), ("right", 1)))

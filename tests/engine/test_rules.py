@@ -245,7 +245,7 @@ def test_removed_hearts_lower_the_moon_total():
         (lambda: Rules(pass_count=-1), "BAD_PASS_COUNT", {"pass_count": -1}),
         (lambda: Rules(pass_cycle=[]), "EMPTY_PASS_CYCLE", {}),
         (lambda: Rules(pass_cycle=["left", "up"]), "BAD_CHOICE",
-         {"option": "pass_cycle", "value": "up", "choices": ["left", "right", "across", "hold", "scatter"]}),
+         {"option": "pass_cycle", "value": "up", "choices": ["left", "right", "across", "hold", "scatter", "mix"]}),
         (lambda: Rules(first_lead="any"), "BAD_CHOICE",
          {"option": "first_lead", "value": "any", "choices": ["two_of_clubs", "any_club", "left_of_dealer"]}),
         (lambda: Rules(heart_values="two"), "BAD_CHOICE",

@@ -1,17 +1,22 @@
 """Property tests over random playouts of the §6 variants landed so far: Partnership Hearts (both
-modes, RULES.md §6.1) and every kitty form with and without ``kitty_exchange`` (§6.2).
+modes, RULES.md §6.1), every kitty form with and without ``kitty_exchange`` (§6.2) and the passing
+variants (§6.3: ``mix`` with and without a kitty, ``pass_optional``, ``dealer_calls_pass``).
 
 Each example plays a game (up to ``MAX_HANDS`` hands, a low target so that games end) from decks and
 choices drawn from a seeded ``random.Random``; a third of the deals are stacked so that one seat (or
 one team) holds the top cards and slams more often. At every step:
 
-- cards are conserved: hands + trick + taken + passes in flight + the kitty on the table = the 52;
+- cards are conserved: hands + trick + taken + passes in flight (a mix's too) + the kitty on the table
+  = the 52; once the passes are exchanged (forwarded through decliners, split, mixed) every hand holds
+  a hand's worth, and a decliner holds just what it was dealt;
 - the penalty values taken (the kitty's included) add up, at each hand's end, to the moon total M
   (before the moon rule and the bonus card); during the hand ``points`` are the values of ``taken``;
-- the legal set of every decision is never empty: each seat to pass holds enough cards, the seat to
+- the legal set of every decision is never empty: the dealer has calls (its default among them or
+  ``hold``), each seat to pass holds enough cards (or may decline), a mix has its cards, the seat to
   play has a legal card, the kitty's taker has cards to discard, the shooter has choices;
 - ``GameState.from_dict(state.to_dict())`` through JSON equals the state;
-- no seat's view shows another seat's hand, or the kitty before that seat took it;
+- no seat's view shows another seat's hand, the kitty before that seat took it, or the cards to mix
+  (but its own pass);
 - replaying the move log (through its JSON form) gives exactly the incremental state.
 """
 
@@ -25,9 +30,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.engine import (
+    CallPass,
     ChooseMoon,
     Deal,
+    DeclinePass,
     DiscardKitty,
+    MixCards,
     GameState,
     PassCards,
     PlayCard,
@@ -39,6 +47,7 @@ from pbem.engine import (
     replay,
     seat_view,
     shuffled_deck,
+    shuffled_mix,
 )
 from pbem.engine.cards import FULL_DECK, cards_of
 
@@ -70,6 +79,26 @@ CONFIGS = {
     "kitty-first-penalty-5-exchange": ("standard", {"players": 5, "kitty": "first_penalty", "kitty_exchange": True,
                                                     "moon": "safety"}),
 }
+#: RULES.md §6.3: these deal by their pass cycle (or the dealer's call), which the cycles vary.
+PASSING = {
+    "mix": ("standard", {"pass_cycle": "mix left scatter"}),
+    "mix-3": ("standard", {"players": 3, "pass_cycle": "mix right"}),
+    "mix-kitty": ("kitty", {"pass_cycle": "mix right", "kitty_exchange": True}),
+    "mix-kitty-5": ("standard", {"players": 5, "kitty": "first_penalty", "pass_cycle": "mix"}),
+    "mix-kitty-3": ("standard", {"players": 3, "kitty": "first_trick", "pass_cycle": "left mix", "moon": "choice"}),
+    "optional": ("standard", {"pass_optional": True, "pass_cycle": "left scatter across"}),
+    "optional-3-scatter": ("standard", {"players": 3, "pass_count": 4, "pass_optional": True,
+                                        "pass_cycle": "scatter mix right"}),
+    "optional-mix-kitty": ("kitty", {"pass_optional": True, "pass_cycle": "right mix", "kitty_exchange": True}),
+    "optional-partner": ("partnership", {"pass_to_partner": True, "pass_optional": True, "pass_cycle": "mix left"}),
+    "calls": ("standard", {"dealer_calls_pass": True}),
+    "calls-optional-kitty": ("kitty", {"dealer_calls_pass": True, "pass_optional": True, "moon": "choice"}),
+    "calls-3-hold": ("standard", {"players": 3, "dealer_calls_pass": True, "pass_optional": True,
+                                  "pass_cycle": "hold mix"}),
+    "calls-5-kitty": ("standard", {"players": 5, "kitty": "first_trick", "dealer_calls_pass": True,
+                                   "pass_count": 2}),
+}
+CONFIGS.update(PASSING)
 
 
 def mask(cs) -> int:
@@ -104,7 +133,7 @@ def check_state(state: GameState) -> None:
     total = 0
     parts = list(state.hands) + list(state.taken)
     parts.append(sum(1 << c for c in state.trick))
-    if state.phase == "pass":
+    if state.phase in ("pass", "mix"):
         for seat, chosen in enumerate(state.passes):
             if chosen is not None:
                 parts.append(sum(1 << c for c in chosen))
@@ -114,14 +143,33 @@ def check_state(state: GameState) -> None:
         assert not seen & m, "a card is in two places"
         seen |= m
         total += m.bit_count()
-    if state.phase in ("pass", "play", "discard", "moon"):
-        assert seen == t.deck_mask == FULL_DECK and total == t.deck_size == 52, "cards not conserved"
+    if state.phase in ("pass", "mix", "play", "discard", "moon"):
+        assert seen == t.deck_mask and total == t.deck_size, "cards not conserved"
+        if state.rules.kitty != "none":
+            assert seen == FULL_DECK and total == 52, "a kitty's cards are in play"
+    if state.phase == "play" and state.tricks_played == 0 and not state.trick:
+        # the passes are exchanged: every hand a hand's worth; a decliner's as dealt, nothing received
+        assert all(len(state.hand(s)) == t.hand_size for s in range(n))
+        dealt_cards = state.deck[t.kitty_size:]
+        for seat in state.declined:
+            assert state.received[seat] == 0
+            assert set(state.hand(seat)) == set(dealt_cards[(seat - state.dealer - 1) % n::n])
     for seat in range(n):
         assert state.points[seat] == sum(t.values[i] for i in range(52) if state.taken[seat] >> i & 1)
     # every decision has a legal choice
-    if state.phase == "pass":
+    if state.phase == "call":
+        choices = state.call_choices()
+        assert choices and state.seats_to_act() == (state.next_dealer,)
+        assert state.default_call() in choices or state.default_call() == (("hold", 0),)
+        assert all(sum(c for _, c in call) == t.pass_count for call in choices)
+    elif state.phase == "pass":
+        assert state.seats_to_pass()
         for seat in state.seats_to_pass():
             assert len(state.hand(seat)) >= t.pass_count
+        assert state.may_decline == (rules_of(state).pass_optional and state.pass_direction != "mix")
+    elif state.phase == "mix":
+        assert state.seats_to_act() == ()
+        assert len(state.cards_to_mix) == n * t.pass_count + t.kitty_size
     elif state.phase == "play":
         legal = state.legal_cards()
         assert legal and set(legal) <= set(state.hand(state.to_move))
@@ -135,13 +183,21 @@ def check_state(state: GameState) -> None:
         view = seat_view(state, seat)
         others = [c for s in range(n) if s != seat for c in state.hand(s)]
         assert not set(others) & set(view["hand"])
-        if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "over"):
+        if state.phase == "mix":
+            own = {ALL_CARDS[c] for c in state.passes[seat]}
+            text = json.dumps(view)
+            assert not [c for c in state.cards_to_mix if c not in own and c in text]
+        if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "call", "over"):
             assert view["kitty"] == []
             hidden = set(cards_of(state.face_down_mask()))
             assert not hidden & {c for taken in view["taken"] for c in taken}
     # the snapshot
     again = GameState.from_dict(json.loads(json.dumps(state.to_dict())))
     assert again == state
+
+
+def rules_of(state: GameState) -> Rules:
+    return state.rules
 
 
 def playout(rules: Rules, seed: int) -> None:
@@ -156,15 +212,27 @@ def playout(rules: Rules, seed: int) -> None:
         moves.append(move)
         check_state(state)
 
-    while state.phase == "deal" and state.hand_no < MAX_HANDS:
-        direction = rng.choice(["left", "right", "across", "hold"] if rules.players == 4 else ["left", "right"])
+    passing = rules.pass_optional or rules.dealer_calls_pass or "mix" in rules.pass_cycle
+    while state.phase in ("deal", "call") and state.hand_no < MAX_HANDS:
+        if state.phase == "call":
+            call = state.default_call() if rng.random() < 0.25 else rng.choice(state.call_choices())
+            do(CallPass(state.next_dealer, call))
+        if passing:
+            direction = None  # the cycle's, or the call's
+        else:
+            direction = rng.choice(["left", "right", "across", "hold"] if rules.players == 4 else ["left", "right"])
         do(Deal(a_deck(rules, rng, state.hand_no + 1), direction))
         if rules.pass_to_partner:
             assert state.pass_direction in ("across", "hold")
         for seat in rng.sample(range(rules.players), rules.players) if state.phase == "pass" else ():
-            do(PassCards(seat, tuple(rng.sample(state.hand(seat), t.pass_count))))
-        while state.phase in ("play", "discard", "moon"):
-            if state.phase == "play":
+            if state.may_decline and rng.random() < 0.4:
+                do(DeclinePass(seat))
+            else:
+                do(PassCards(seat, tuple(rng.sample(state.hand(seat), t.pass_count))))
+        while state.phase in ("mix", "play", "discard", "moon"):
+            if state.phase == "mix":
+                do(MixCards(shuffled_mix(state, rng)))
+            elif state.phase == "play":
                 do(PlayCard(state.to_move, rng.choice(state.legal_cards())))
             elif state.phase == "discard":
                 taker = state.kitty_taker
