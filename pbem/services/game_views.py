@@ -30,6 +30,12 @@ is over:
   kitty too), every seat's pass, every trick and result, so the players can go over the game
   together.
 
+The passing variants (RULES.md §6.3): each hand says the dealer's call (``dealer_calls_pass``, a
+public move), whether its pass was a mix and whether declining was allowed; a seat's own decline
+is shown to it alone, and a decline counts as a pass for "how many have passed" (the table is told
+only that a seat has passed).  A ``mix`` move (the gathered cards, shuffled) is never read for a
+page during the game: what each seat got back is its own ``received``.
+
 So a scored hand's kitty shows in the replay during the game as on the game page (the cards are
 no secret once every other card of the hand is played); the current hand's, only to its taker.
 
@@ -48,10 +54,13 @@ from sqlalchemy.orm import Session, selectinload
 
 from pbem.db.models import Game, Move, Seat
 from pbem.engine import (
+    DeclinePass,
     DiscardKitty,
     GameState,
     KittyTaken,
+    MixCards,
     PassCards,
+    PassesExchanged,
     Rules,
     apply,
     card_points,
@@ -62,7 +71,7 @@ from pbem.engine import (
 from pbem.mail.cards_display import group_by_suit
 
 from .mailing import seat_names
-from .seat_knowledge import SeatFacts, hand_over, seat_facts, team_values
+from .seat_knowledge import Call, SeatFacts, decline_allowed, hand_over, seat_facts, team_values
 
 __all__ = [
     "OVER_STATUSES",
@@ -119,6 +128,32 @@ class HandLog:
     kitty_trick: int | None = None
     kitty: tuple[str, ...] = ()
     discarded: tuple[str, ...] = ()
+    #: The passing variants (RULES.md §6.3): the dealer's call and who called it (public), whether
+    #: declining was allowed on this hand, whether this seat declined (its own), and with a split
+    #: call this seat's own pass by direction.
+    pass_call: Call = ()
+    caller: int | None = None
+    decline_allowed: bool = False
+    declined: bool = False
+    passed_packets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def mixed(self) -> bool:
+        return self.pass_direction == "mix"
+
+
+def call_direction(call: Call) -> str:
+    """The pass direction a call gives its hand: its one direction, ``mix``, or ``split`` (RULES.md §6.3)."""
+    return call[0][0] if len(call) == 1 else "split"
+
+
+def packets(call: Call, cards: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A split call's pass by direction: the first count of cards to the first direction, and so on."""
+    out, start = [], 0
+    for direction, count in call:
+        out.append((direction, tuple(cards[start:start + count])))
+        start += count
+    return tuple(out)
 
 
 def visible_history(
@@ -157,21 +192,32 @@ def visible_history(
         plays.clear()
 
     moves_seen: list[LoggedMove] = []
+    call: tuple[int | None, Call] | None = None  # the call made for the coming hand (public)
     for move in moves:
         moves_seen.append(move)
         payload = move.payload
         mover = move.seat if move.seat is not None else payload.get("seat")
-        if move.kind == "deal":
+        if move.kind == "call":
+            call = (mover, tuple((str(d), int(c)) for d, c in payload.get("call", ())))
+        elif move.kind == "deal":
             close_trick(force=True)
             number = len(hands) + 1
-            direction = payload.get("pass_direction") or table.pass_direction(number)
-            hands.append(HandLog(number=number, pass_direction=str(direction)))
+            caller, called = call if call is not None else (None, ())
+            direction = (call_direction(called) if called else payload.get("pass_direction")
+                         or table.pass_direction(number))
+            hands.append(HandLog(number=number, pass_direction=str(direction), pass_call=called, caller=caller,
+                                 decline_allowed=decline_allowed(rules, str(direction))))
+            call = None
         elif not hands:
             continue  # nothing is played before the first deal
-        elif move.kind == "pass":
-            hands[-1].seats_passed += 1
-            if mover == seat:
+        elif move.kind in ("pass", "decline"):
+            hands[-1].seats_passed += 1  # a decline is told to the table as a pass (RULES.md §6.3)
+            if mover == seat and move.kind == "decline":
+                hands[-1].declined = True
+            elif mover == seat:
                 hands[-1].passed = tuple(str(c) for c in payload.get("cards", ()))
+                if len(hands[-1].pass_call) > 1:
+                    hands[-1].passed_packets = packets(hands[-1].pass_call, hands[-1].passed)
         elif move.kind == "play" and isinstance(mover, int):
             plays.append((mover, str(payload["card"])))
             close_trick(force=False)
@@ -214,6 +260,8 @@ def kitty_history(moves: Iterable[LoggedMove], rules: Rules) -> list[KittyLog]:
             continue
         if isinstance(move, DiscardKitty):
             logs[-1] = replace(logs[-1], discarded=tuple(move.cards))
+        elif isinstance(move, MixCards):
+            logs[-1] = replace(logs[-1], cards=state.kitty)  # RULES.md §6.2: a new kitty from the mix
         for event in events:
             if isinstance(event, KittyTaken):
                 logs[-1] = replace(logs[-1], taker=event.seat, trick=event.trick_no)
@@ -303,6 +351,12 @@ class ReplayHand:
     passes: tuple[tuple[str, ...] | None, ...] = ()
     #: Once the game is over: the kitty as dealt (RULES.md §6.2), even of a hand left unfinished.
     kitty: tuple[str, ...] = ()
+    #: Once the game is over (RULES.md §6.3): who declined, what each seat got (passed to it, or
+    #: dealt back by a mix), a split pass by direction, and a mix hand's new kitty.
+    declined: tuple[bool, ...] = ()
+    received: tuple[tuple[str, ...] | None, ...] = ()
+    packets: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...] = ()
+    mixed_kitty: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,21 +382,36 @@ class ReplayPage:
         return len(self.names)
 
 
-_Dealt = tuple[tuple[tuple[str, ...], ...], list[tuple[str, ...] | None], tuple[str, ...]]
-
-
-def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[_Dealt]:
-    """Per hand: every seat's cards as dealt, every seat's pass and the kitty (engine replay of the log)."""
+def _deals_and_passes(rules: Rules, moves: Sequence[LoggedMove]) -> list[ReplayHand]:
+    """Per hand (its ``log`` left empty): every seat's cards as dealt, every seat's pass or decline,
+    what each received, and the kitty, as dealt and after a mix (engine replay of the log)."""
     state = GameState.new(rules)
-    hands: list[_Dealt] = []
+    hands: list[ReplayHand] = []
+    n = rules.players
+    passes: list[tuple[str, ...] | None] = []
+    declined: list[bool] = []
     for logged in moves:
         move = move_from_dict(dict(logged.payload))
-        state, _events = apply(state, move)
+        state, events = apply(state, move)
         if logged.kind == "deal":
-            dealt = tuple(tuple(state.hand(s)) for s in range(rules.players))
-            hands.append((dealt, [None] * rules.players, state.kitty))
-        elif isinstance(move, PassCards) and hands:
-            hands[-1][1][move.seat] = tuple(move.cards)
+            passes, declined = [None] * n, [False] * n
+            hands.append(ReplayHand(log=HandLog(number=len(hands) + 1, pass_direction=state.pass_direction),
+                                    dealt=tuple(tuple(state.hand(s)) for s in range(n)), kitty=state.kitty))
+        elif not hands:
+            continue
+        if isinstance(move, (PassCards, DeclinePass)):
+            if isinstance(move, PassCards):
+                passes[move.seat] = tuple(move.cards)
+            else:
+                declined[move.seat] = True
+            split = state.pass_direction == "split"
+            hands[-1] = replace(hands[-1], passes=tuple(passes), declined=tuple(declined),
+                                packets=tuple(packets(state.pass_call, p) if split and p else () for p in passes))
+        for event in events:
+            if isinstance(event, PassesExchanged):
+                hands[-1] = replace(hands[-1], received=tuple(tuple(r) for r in event.received))
+        if isinstance(move, MixCards):
+            hands[-1] = replace(hands[-1], mixed_kitty=state.kitty)
     return hands
 
 
@@ -357,11 +426,7 @@ def build_replay(*, game_id: int, seat: int, status: str, names: Sequence[str], 
     view = visible_view(state, seat, facts) if snapshot is not None else {"history": []}
     logs = visible_history(moves, seat=seat, rules=game_rules, results=view["history"], every_kitty=over)
     extra = _deals_and_passes(game_rules, moves) if over else []
-    hands = tuple(
-        ReplayHand(log=log, dealt=extra[k][0], passes=tuple(extra[k][1]), kitty=extra[k][2]) if k < len(extra)
-        else ReplayHand(log=log)
-        for k, log in enumerate(logs)
-    )
+    hands = tuple(replace(extra[k], log=log) if k < len(extra) else ReplayHand(log=log) for k, log in enumerate(logs))
     return ReplayPage(game_id=game_id, seat=seat, status=status, names=tuple(names), rules=game_rules.to_dict(),
                       over=over, hands=hands, totals=tuple(state.totals),
                       winners=tuple(state.winners or ()) if state.is_over else (),

@@ -11,6 +11,13 @@ Once a hand is scored, the kitty (and the discards) may be shown to the whole ta
 card of the hand has been played face up, so they are no secret any more (as the engine's
 ``seat_view`` and the hand's summary mail do).
 
+The passing variants (RULES.md §6.3) are told the same way: everyone sees the dealer's call for the
+hand (``dealer_calls_pass``: "2 left 1 right", or mix), that a hand's pass is a mix, and whether
+declining is allowed; whether a seat declined only that seat knows (the engine tells the table only
+that it has passed), and neither the cards gathered for a mix nor the cards forwarded through a
+decliner are in any seat's facts (a decliner's ``received`` is empty: RULES.md §6.3 "a player who
+declined never sees the forwarded cards").
+
 Pure: imports the engine only (mails and pages both use it, without an import cycle).
 """
 
@@ -19,10 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pbem.engine import DEAL, OVER, GameState, Rules
+from pbem.engine import CALL, DEAL, OVER, GameState, Rules
 from pbem.engine.cards import cards_of
 
-__all__ = ["SeatFacts", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
+__all__ = ["Call", "SeatFacts", "decline_allowed", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
+
+#: A dealer's call (RULES.md §6.3): ``(direction, count)`` pairs, e.g. ``(("left", 2), ("right", 1))``
+#: or ``(("mix", 3),)``; ``(("hold", 0),)`` only as the deadline's default on a hold hand.
+Call = tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +58,19 @@ class SeatFacts:
     kitty: tuple[str, ...]  # its cards: only for the taker, or for everyone once the hand is scored
     discarded: tuple[str, ...]  # kitty_exchange: the taker's face-down discards, on the same terms
     kitty_open: bool  # the hand is scored: the kitty is shown to the whole table
+    #: RULES.md §6.3, told to the whole table: the dealer's call for this hand and who called it
+    #: (``dealer_calls_pass``; ``()``/None otherwise), whether the hand's pass is a mix, whether
+    #: declining is allowed on it (``pass_optional``, a hand that passes, not a mix).
+    pass_call: Call = ()
+    caller: int | None = None
+    mixed: bool = False
+    decline_allowed: bool = False
+    #: This seat's own: it declined this hand's pass (nobody else is told).
+    declined: bool = False
+    #: Between hands with ``dealer_calls_pass`` (phase ``call``): the dealer who calls the coming
+    #: hand's pass, and the calls it may make (in the dealer's own facts only).
+    calling: int | None = None
+    call_choices: tuple[Call, ...] = ()
 
     @property
     def my_team(self) -> int | None:
@@ -73,8 +97,14 @@ def team_values(rules: Rules, by_seat: Sequence[int]) -> tuple[int, ...]:
 
 
 def hand_over(state: GameState) -> bool:
-    """The current hand is scored (not waiting for a moon choice any more)."""
-    return state.hand_no > 0 and state.phase in (DEAL, OVER)
+    """The current hand is scored (not waiting for a moon choice any more; with ``dealer_calls_pass``
+    the next hand's call is awaited)."""
+    return state.hand_no > 0 and state.phase in (CALL, DEAL, OVER)
+
+
+def decline_allowed(rules: Rules, direction: str) -> bool:
+    """A hand passing ``direction`` may be declined (RULES.md §6.3 ``pass_optional``; §6.8: not a mix)."""
+    return rules.pass_optional and bool(rules.pass_count) and direction not in ("hold", "mix")
 
 
 def sees_kitty(state: GameState, seat: int) -> bool:
@@ -109,4 +139,16 @@ def seat_facts(state: GameState, seat: int) -> SeatFacts:
         kitty=tuple(state.kitty) if sees else (),
         discarded=tuple(state.discarded) if sees else (),
         kitty_open=taker is not None and hand_over(state),
+        pass_call=tuple(state.pass_call) if state.hand_no else (),
+        caller=state.dealer if state.pass_call and state.hand_no else None,
+        mixed=state.hand_no > 0 and state.pass_direction == "mix",
+        decline_allowed=state.hand_no > 0 and decline_allowed(rules, state.pass_direction),
+        declined=state.phase != CALL and seat in _declined(state),
+        calling=state.next_dealer if state.phase == CALL else None,
+        call_choices=tuple(state.call_choices()) if state.phase == CALL and seat == state.next_dealer else (),
     )
+
+
+def _declined(state: GameState) -> tuple[int, ...]:
+    """The seats that declined this hand's pass (only ever told to each of them, by :func:`seat_facts`)."""
+    return tuple(state.declined) if state.rules.pass_optional and state.hand_no else ()

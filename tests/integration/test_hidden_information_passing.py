@@ -1,0 +1,124 @@
+"""No seat learns what the passing variants hide (RULES.md §6.3, §6.8), on SQLite and PostgreSQL,
+across every channel a player has: every part and header of every mail, the ``status`` and
+``history`` replies, the game page and the replay (the checks of tests/integration/test_hidden_information.py).
+
+* ``mix`` with a kitty (RULES.md §6.2: the kitty is shuffled in and a new one dealt): the human sees
+  only the cards dealt back to them, never another seat's pass, the old kitty or the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urlparse
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from pbem.db.models import Move
+from pbem.db.session import transaction
+from pbem.engine import CARD_NAMES, MIX, OVER, PASS, PLAY, Rules
+from pbem.mail.links import game_link
+from pbem.services.app import Services
+from pbem.web import create_app
+from pbem.web.runtime import runtime
+from tests.integration.mailplay import Mailbox, answer, new_game as mail_game, parsed, state_of
+from tests.integration.test_hidden_information import HUMAN, Watch, deck_for, lowest, lowest_cards
+
+ORDER = "23456789TJQKA"
+
+
+@pytest.fixture
+def client(svc: Services) -> Iterator[FlaskClient]:
+    app: Flask = create_app(svc.settings, clock=svc.clock)
+    yield app.test_client()
+    runtime(app).dispose()
+
+
+def decision(box: Mailbox, seat: int) -> tuple[object, str, str]:
+    """The latest decision mail to ``seat``: (mail, X-Hearts-Decision, X-Hearts-Legal)."""
+    mail = [m for m in box.to(seat, "your_turn") if parsed(m).get("X-Hearts-Legal")][-1]
+    message = parsed(mail)
+    return mail, str(message.get("X-Hearts-Decision", "")), str(message["X-Hearts-Legal"])
+
+
+def lowest_three(legal: str) -> str:
+    return " ".join(sorted(legal.split(), key=lambda c: ORDER.index(c[0]))[:3])
+
+
+def to_act(svc: Services, game_id: int, people: int) -> list[int]:
+    state = state_of(svc, game_id)
+    seats = state.seats_to_pass() if state.phase == PASS else state.seats_to_act()
+    return [s for s in seats if s < people]
+
+
+def play_on(svc: Services, client: FlaskClient, watch: Watch, box: Mailbox, *, people: int, decline: bool) -> None:
+    """Answer the people's decisions until the hand is over, the human looking everywhere now and then."""
+    game_id = watch.game_id
+    turns = 0
+    for _ in range(120):
+        state = state_of(svc, game_id)
+        if state.phase == OVER or state.hand_no > 1:
+            return
+        seats = to_act(svc, game_id, people)
+        assert seats, (state.phase, state.seats_to_act())
+        seat = seats[0]
+        mail, kind, legal = decision(box, seat)
+        if state.phase == PASS:
+            if seat == HUMAN and decline:
+                assert parsed(mail).get("X-Hearts-Decline"), "the pass decision does not say declining is allowed"
+                reply = "no pass"
+            else:
+                reply = lowest_three(legal)
+        else:
+            reply = lowest(legal)
+        new = box.add(answer(svc, mail, reply))
+        after = state_of(svc, game_id)
+        if after.phase == OVER or after.hand_no > 1:
+            return  # the hand is over: every card has been played
+        if after.phase == PLAY and state.phase in (PASS, MIX):
+            received = {CARD_NAMES[i] for i in range(52) if after.received[HUMAN] >> i & 1}
+            watch.human = tuple(set(watch.human) | received)  # what was dealt back to them is theirs to know
+            watch.kitty = tuple(after.kitty)  # a mix deals a new kitty (RULES.md §6.2)
+        watch.mails(new)
+        turns += 1
+        if turns % 4 == 1:
+            for command in ("status", "history"):
+                watch.mails(box.add(answer(svc, box.to(HUMAN)[-1], command)))
+            watch.pages()
+    raise AssertionError("the hand never ended")
+
+
+def test_a_mix_hand_the_human_sees_only_what_is_dealt_back(svc: Services, client: FlaskClient) -> None:
+    kitty = ("AH", "KH", "9D", "8C")
+    options: dict[str, object] = dict(kitty="penalty", pass_cycle=("mix",), end_after_hands=1, tie="share")
+    rules = Rules.make("standard", **options)
+    human = lowest_cards(rules)
+    deck = deck_for(rules, kitty, human, seed=5)
+    game_id, mails = mail_game(svc, people=1, seed="hidden-mix", deck=deck, **options)
+    box = Mailbox(list(mails))
+    watch = Watch(svc, game_id, client, kitty, human)
+    watch.mails(mails)
+    play_on(svc, client, watch, box, people=1, decline=False)
+    assert watch.problems == {}
+    html = client.get(page_path(svc, game_id)).get_data(as_text=True)
+    assert "the passed cards are mixed and dealt back" in html
+
+
+def page_path(svc: Services, game_id: int) -> str:
+    return urlparse(game_link(svc.settings, game_id, HUMAN)).path
+
+
+def passes_of(svc: Services, game_id: int) -> dict[int, object]:
+    """Each seat's pass of hand 1 from the move log: its cards, or ``"decline"``."""
+    with transaction(svc.session_factory) as session:
+        rows = session.execute(select(Move.kind, Move.seat, Move.payload).where(Move.game_id == game_id)
+                               .order_by(Move.seq)).all()
+    out: dict[int, object] = {}
+    for kind, seat, payload in rows:
+        if kind == "pass":
+            out[seat] = list(payload["cards"])
+        elif kind == "decline":
+            out[seat] = "decline"
+    return out
