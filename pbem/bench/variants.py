@@ -1,6 +1,7 @@
-"""``pbem bench variants``: whole bot games of every §6.1/§6.2 configuration, counted and timed.
+"""``pbem bench variants``: whole bot games of every §6.1/§6.2/§6.3 configuration, counted and timed.
 
-Each configuration (RULES.md §6.1 partnership, §6.2 kitty, and ``standard`` beside them) plays
+Each configuration (RULES.md §6.1 partnership, §6.2 kitty, §6.3 passing variants, and ``standard``
+beside them) plays
 ``games`` whole games between cheap bots (``random`` and ``heuristic``; a seat's bot drawn per game
 from the seed, or ``--bots`` cycled over the seats) to the end the rules say (``target``, or
 ``end_after_hands``). Every decision goes through the engine as a move (``apply``, its move-log
@@ -24,15 +25,20 @@ from typing import Any, Callable, Iterable, Sequence
 from pbem.bots import get_bot
 from pbem.bots.view import BotView, SeenTrick
 from pbem.engine import (
+    CALL,
     DISCARD,
+    MIX,
     MOON,
     OVER,
     PASS,
     PLAY,
+    CallPass,
     ChooseMoon,
     Deal,
+    DeclinePass,
     DiscardKitty,
     GameState,
+    MixCards,
     Move,
     PassCards,
     PlayCard,
@@ -42,6 +48,7 @@ from pbem.engine import (
     move_to_dict,
     new_game,
     shuffled_deck,
+    shuffled_mix,
 )
 
 #: The cheap bots a seat is drawn from when ``--bots`` is not given.
@@ -66,7 +73,23 @@ def _kitty(form: str, players: int, exchange: bool) -> Configuration:
     return Configuration(name, "standard", options)
 
 
-#: Every configuration the benchmark plays (the issue's list for §6.1 and §6.2, and ``standard``).
+#: RULES.md §6.3's passing variants: declining (with a scatter too), mix (with the kitty in it too),
+#: the dealer's call (with declining, and with a kitty).
+PASSING_CONFIGURATIONS: tuple[Configuration, ...] = (
+    Configuration("pass_optional", "standard", (("pass_optional", True),)),
+    Configuration("pass_optional pass_cycle=scatter", "standard",
+                  (("pass_optional", True), ("pass_cycle", ("scatter",)))),
+    Configuration("pass_cycle=left mix", "standard", (("pass_cycle", ("left", "mix")),)),
+    Configuration("kitty pass_cycle=mix", "kitty", (("pass_cycle", ("mix",)),)),
+    Configuration("dealer_calls_pass", "standard", (("dealer_calls_pass", True),)),
+    Configuration("dealer_calls_pass pass_optional", "standard",
+                  (("dealer_calls_pass", True), ("pass_optional", True))),
+    Configuration("dealer_calls_pass kitty", "kitty", (("dealer_calls_pass", True),)),
+    Configuration("dealer_calls_pass players=3 kitty=first_trick", "standard",
+                  (("dealer_calls_pass", True), ("kitty", "first_trick"), ("players", 3))),
+)
+
+#: Every configuration the benchmark plays (the issue's list for §6.1, §6.2 and §6.3, and ``standard``).
 CONFIGURATIONS: tuple[Configuration, ...] = (
     Configuration("standard", "standard"),
     Configuration("partnership", "partnership"),
@@ -78,6 +101,7 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
     Configuration("kitty kitty_exchange", "kitty", (("kitty_exchange", True),)),
     *(_kitty(form, players, exchange)
       for form in ("first_trick", "first_penalty") for players in (3, 5) for exchange in (False, True)),
+    *PASSING_CONFIGURATIONS,
 )
 
 
@@ -126,21 +150,34 @@ def play_game(rules: Rules, lineup: Sequence[str], seed: str, max_hands: int = 5
     deck_rng = random.Random(f"{seed}:deck")
     state = new_game(rules)
     moves = 0
+    mix_rng = random.Random(f"{seed}:mix")
     while state.phase != OVER:
         if state.hand_no >= max_hands:
             raise GameError(f"not over after {max_hands} hands")
+        if state.phase == CALL:  # dealer_calls_pass: the coming hand's dealer calls (RULES.md §6.3)
+            dealer = state.next_dealer
+            call = bots[dealer].choose_call(BotView.from_state(state, dealer))
+            state = _step(state, CallPass(dealer, tuple(tuple(p) for p in call)))
+            moves += 1
         state = _step(state, Deal(shuffled_deck(rules, deck_rng)))
         moves += 1
         if state.phase == PASS:
             views = [BotView.from_state(state, s) for s in range(n)]
-            chosen = [bots[s].choose_pass(views[s]) for s in range(n)]
+            chosen: list[Move] = []
             for s in range(n):
-                state = _step(state, PassCards(s, tuple(chosen[s])))
+                if views[s].may_decline and bots[s].choose_decline(views[s]):
+                    chosen.append(DeclinePass(s))
+                else:
+                    chosen.append(PassCards(s, tuple(bots[s].choose_pass(views[s]))))
+            for move in chosen:
+                state = _step(state, move)
                 moves += 1
         tricks: list[SeenTrick] = []
         while True:
             phase = state.phase
-            if phase == PLAY:
+            if phase == MIX:  # chance, drawn outside the engine as a deck is
+                state = _step(state, MixCards(shuffled_mix(state, mix_rng)))
+            elif phase == PLAY:
                 seat = state.to_move
                 card = bots[seat].choose_play(BotView.from_state(state, seat, tricks))
                 state = _step(state, PlayCard(seat, card))

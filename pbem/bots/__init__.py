@@ -9,6 +9,8 @@ Every bot answers four questions from what its seat may know (a :class:`BotView`
     bot.choose_play(view)   # -> "9C"                 (phase "play", the seat to move)
     bot.choose_moon(view)   # -> "old" | "new"        (phase "moon", the shooter; a team's slam too)
     bot.choose_discard(view)  # -> ["AS", "KD"]       (phase "discard", kitty_exchange: the taker)
+    bot.choose_call(view)   # -> (("left", 2), ("right", 1))  (phase "call", dealer_calls_pass: the dealer)
+    bot.choose_decline(view)  # -> True | False       (phase "pass" when view.may_decline: before choose_pass)
 
 A bot is cheap to make; make one per decision or per game. ``seed`` (int or str) makes its choices
 reproducible.
@@ -34,6 +36,10 @@ class Bot(Protocol):
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str: ...
 
     def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]: ...
+
+    def choose_call(self, view: BotView | Mapping[str, Any]) -> tuple[tuple[str, int], ...]: ...
+
+    def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool: ...
 
 
 def _random(seed: Any, **options: Any) -> Bot:

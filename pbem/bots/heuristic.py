@@ -36,6 +36,11 @@ while QS is out, high side cards, the cards of a short suit), a penalty card onl
 is left (in trials between heuristic players this beat discarding an unguarded QS or a high heart,
 and discarding the kitty's own cards).
 
+Passing variants (RULES.md §6.3): with ``pass_optional`` a hand with nothing to get rid of declines
+(it keeps its cards and is passed none of the others'); a called split passes the most urgent cards
+to the first direction of the call; the dealer's call is made before the deal, so it is the pass
+cycle's direction for the hand (``mix`` on a hold hand, since ``hold`` is not a call).
+
 The decision functions work on card masks so the ``strong`` player can use them as its fast
 playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
 it does not try to shoot the moon.
@@ -305,10 +310,8 @@ def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
 # -- passing -----------------------------------------------------------------------------------------
 
 
-def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
-    """The ``count`` cards to pass from ``hand`` (indices, the most urgent first)."""
-    if count <= 0:
-        return []
+def _pass_danger(t: Table, hand: int):
+    """How urgently each card of ``hand`` should be passed (40 and more: a card to get rid of)."""
     values = t.values
     qs_counts = values[QS] > 0
     low_spades = (hand & _BELOW_QS).bit_count()
@@ -328,6 +331,14 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
             return 40 + RANK_OF[c] + values[c]
         return RANK_OF[c]
 
+    return danger
+
+
+def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
+    """The ``count`` cards to pass from ``hand`` (indices, the most urgent first)."""
+    if count <= 0:
+        return []
+    danger = _pass_danger(t, hand)
     cards = sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
     chosen = [c for c in cards if danger(c) >= 40][:count]
     room = count - len(chosen)
@@ -375,6 +386,31 @@ def choose_partner_pass_cards(t: Table, hand: int, count: int) -> list[int]:
         if c not in chosen:
             chosen.append(c)
     return chosen[:count]
+
+
+def hand_is_safe(t: Table, hand: int) -> bool:
+    """``pass_optional``: whether ``hand`` has nothing the pass would have to get rid of (no card the
+    pass ranks urgent: an ill-guarded QS, AS/KS with short spades, a big penalty card, a high heart).
+    Such a hand declines: it keeps its cards and, above all, receives none of the others' dangerous
+    ones (RULES.md §6.3: a decliner is passed nothing)."""
+    danger = _pass_danger(t, hand)
+    return all(danger(c) < 40 for c in indices_of(hand))
+
+
+def choose_call(view: BotView) -> tuple[tuple[str, int], ...]:
+    """``dealer_calls_pass`` (RULES.md §6.3): the call is made before the deal, so no hand can fit
+    it; the heuristic calls the pass cycle's direction for the hand (what the table expects, and
+    what its passing is made for), and on a hold hand, where ``hold`` is not a call, ``mix`` (the
+    nearest to keeping one's cards: some of them may come back)."""
+    choices = view.call_choices
+    if not choices:
+        raise ValueError(f"seat {view.seat} has no pass to call now (phase {view.phase})")
+    if view.default_call in choices:
+        return view.default_call
+    for call in choices:
+        if call[0][0] == "mix":
+            return call
+    return choices[0]
 
 
 def choose_discard_cards(t: Table, hand: int, count: int, played: int = 0) -> list[int]:
@@ -502,6 +538,12 @@ class HeuristicBot:
         v = as_bot_view(view)
         return [CARD_NAMES[c] for c in discard_cards_for(v)]
 
+    def choose_call(self, view: BotView | Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+        return choose_call(as_bot_view(view))
+
+    def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool:
+        return decline_for(as_bot_view(view))
+
 
 def pass_cards_for(v: BotView) -> list[int]:
     """The heuristic's pass from a view: to the partner (``pass_to_partner``) or as usual."""
@@ -509,6 +551,11 @@ def pass_cards_for(v: BotView) -> list[int]:
     if v.partner is not None and set(v.pass_targets_of_a_pass(count)) == {v.partner}:
         return choose_partner_pass_cards(v.table, v.hand, count)
     return choose_pass_cards(v.table, v.hand, count)
+
+
+def decline_for(v: BotView) -> bool:
+    """``pass_optional``: decline when declining is allowed and the hand is safe to keep."""
+    return v.may_decline and hand_is_safe(v.table, v.hand)
 
 
 def card_for(v: BotView) -> int:
@@ -528,4 +575,4 @@ def discard_cards_for(v: BotView) -> list[int]:
 
 __all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_partner_pass_cards", "choose_discard_cards",
            "choose_moon_scoring", "moon_threat", "threat_seats", "partners_of", "pass_cards_for", "card_for",
-           "discard_cards_for"]
+           "discard_cards_for", "hand_is_safe", "choose_call", "decline_for"]

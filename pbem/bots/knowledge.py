@@ -3,7 +3,11 @@
 A search bot imagines the other hands (a *world*) many times and plays each world out. The worlds
 must agree with everything the seat knows, or the search learns from impossible deals:
 
-- the cards this seat passed are in the receiver's hand until they are played;
+- the cards this seat passed are in the receiver's hand until they are played (RULES.md §6.3: not
+  after a ``mix``, where they were dealt back to anyone, the seat itself or a new kitty included;
+  nor with ``pass_optional``, where a packet goes on through decliners nobody names: then they are
+  only known to be in another hand); the cards it received are in its own hand; a seat that
+  declined was passed nothing, and knows nothing of what went through it;
 - a seat that did not follow suit is void in the led suit;
 - the rules' restrictions tell more: a seat that discarded a penalty card on the first trick (with
   ``no_pts_on_first_trick``) held only penalty cards; a seat that led a heart before hearts were
@@ -81,13 +85,19 @@ def infer(view: BotView) -> Knowledge:
     # Cards that are in the owner's hand or in the pile (after an exchange), nowhere else.
     owner_or_pile = 0
     pile_known = 0
+    not_in_pile = 0  # passed cards whose receiver is unknown, set aside from a kitty dealt before
     if view.passed and view.phase != "pass":
-        for card, to in zip(view.passed, view.pass_targets()):
-            if unseen >> card & 1:
-                if exchanged and to == owner:
-                    owner_or_pile |= 1 << card
-                else:
-                    known[to] |= 1 << card
+        if view.targets_known:
+            for card, to in zip(view.passed, view.pass_targets()):
+                if unseen >> card & 1:
+                    if exchanged and to == owner:
+                        owner_or_pile |= 1 << card
+                    else:
+                        known[to] |= 1 << card
+        elif view.pass_direction != "mix" and not exchanged:
+            # pass_optional: the packet went on through decliners nobody names; in some other hand.
+            not_in_pile = view.passed_mask & unseen
+        # mix (RULES.md §6.3): the passed cards were dealt back to anyone, or to the new kitty.
 
     played_before = view.played
     tricks = list(view.tricks)
@@ -134,8 +144,9 @@ def infer(view: BotView) -> Knowledge:
                     allowed[s] &= ~owner_or_pile
             allowed[owner] &= ~pile_known
         else:
-            # The kitty was set aside at the deal: nothing passed is in it.
-            pile_allowed = unseen & ~(fixed & ~pile_known)
+            # The kitty was set aside at the deal: nothing passed is in it (after a mix it was dealt
+            # from the mixed cards, and only what this seat knows to be elsewhere is ruled out).
+            pile_allowed = unseen & ~(fixed & ~pile_known) & ~not_in_pile
         for s in range(n):
             if s != me:
                 allowed[s] &= ~pile_known

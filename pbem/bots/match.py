@@ -6,30 +6,53 @@ The simulator and the tests drive games through here; the server drives bots thr
 
 from __future__ import annotations
 
+import random
 from typing import Sequence
 
-from pbem.engine import DEAL, DISCARD, MOON, OVER, PASS, PLAY, GameState
+from pbem.engine import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PLAY, GameState, shuffled_mix
 
 from . import Bot
 from .view import BotView, SeenTrick
 
 
-def play_hand(state: GameState, bots: Sequence[Bot]) -> GameState:
-    """Play the hand just dealt in ``state`` to its end: passes, tricks, the kitty discard
-    (``kitty_exchange``) and the moon choice (a team's too) if any.
+def call_pass(state: GameState, bots: Sequence[Bot]) -> GameState:
+    """``dealer_calls_pass`` (RULES.md §6.3): in phase ``call`` the coming hand's dealer calls its pass;
+    any other state is returned as it is."""
+    if state.phase != CALL:
+        return state
+    dealer = state.next_dealer
+    return state.call_pass(dealer, bots[dealer].choose_call(BotView.from_state(state, dealer)))
+
+
+def choose_passes(state: GameState, bots: Sequence[Bot]) -> list[list[str] | None]:
+    """Phase ``pass``: every seat's choice from the deal, before any pass is applied (passes are
+    simultaneous); ``None`` for a seat that declines (``pass_optional``: asked first)."""
+    out: list[list[str] | None] = []
+    for s in range(state.players):
+        view = BotView.from_state(state, s)
+        if view.may_decline and bots[s].choose_decline(view):
+            out.append(None)
+        else:
+            out.append(bots[s].choose_pass(view))
+    return out
+
+
+def play_hand(state: GameState, bots: Sequence[Bot], rng: random.Random | None = None) -> GameState:
+    """Play the hand just dealt in ``state`` to its end: passes (declines too, and a ``mix`` hand's
+    shuffle, drawn from ``rng``), tricks, the kitty discard (``kitty_exchange``) and the moon choice
+    (a team's too) if any.
 
     Passes are simultaneous: every seat chooses from the deal before any pass is applied.
     """
-    n = state.players
     if state.phase == PASS:
-        views = [BotView.from_state(state, s) for s in range(n)]
-        choices = [bots[s].choose_pass(views[s]) for s in range(n)]
-        for s in range(n):
-            state = state.pass_cards(s, choices[s])
+        for s, cards in enumerate(choose_passes(state, bots)):
+            state = state.decline_pass(s) if cards is None else state.pass_cards(s, cards)
     tricks: list[SeenTrick] = []
     while True:
         phase = state.phase
-        if phase == PLAY:
+        if phase == MIX:
+            state = state.mix(shuffled_mix(state, rng or random.Random(f"mix:{state.hand_no}")))
+        elif phase == PLAY:
             seat = state.to_move
             card = bots[seat].choose_play(BotView.from_state(state, seat, tricks))
             state = state.play(card)
@@ -44,6 +67,6 @@ def play_hand(state: GameState, bots: Sequence[Bot]) -> GameState:
             state = state.choose_moon(seat, bots[seat].choose_moon(BotView.from_state(state, seat, tricks)))
         else:
             break
-    if state.phase not in (DEAL, OVER):
+    if state.phase not in (CALL, DEAL, OVER):
         raise RuntimeError(f"hand did not finish: {state!r}")
     return state

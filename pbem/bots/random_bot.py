@@ -1,4 +1,5 @@
-"""The ``random`` player: a uniformly random legal card, pass, kitty discard and moon scoring.
+"""The ``random`` player: a uniformly random legal card, pass, kitty discard, moon scoring, dealer's
+call (``dealer_calls_pass``), and a decline now and then (``pass_optional``, one pass in four).
 
 The baseline every other player is measured against, and a fuzzer for the server.
 """
@@ -11,6 +12,10 @@ from typing import Any, Mapping
 from pbem.engine.cards import CARD_NAMES, indices_of
 
 from .view import BotView, as_bot_view
+
+
+#: How often the random player declines a pass it may decline.
+DECLINE_RATE = 0.25
 
 
 class RandomBot:
@@ -38,3 +43,15 @@ class RandomBot:
         v = as_bot_view(view)
         count = v.discard_count or v.kitty_size
         return [CARD_NAMES[c] for c in self.rng.sample(indices_of(v.hand), count)]
+
+    def choose_call(self, view: BotView | Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+        """``dealer_calls_pass``: any legal call (RULES.md §6.3), mix included."""
+        v = as_bot_view(view)
+        if not v.call_choices:
+            raise ValueError(f"seat {v.seat} has no pass to call now (phase {v.phase})")
+        return self.rng.choice(v.call_choices)
+
+    def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool:
+        """``pass_optional``: decline one pass in four (never where declining is not allowed)."""
+        v = as_bot_view(view)
+        return v.may_decline and self.rng.random() < DECLINE_RATE

@@ -12,8 +12,8 @@ advances it) so every rules option is honoured exactly; the heuristic policy wor
 Budget: ``playouts`` card playouts per decision (split evenly among the legal cards), and a
 ``time_limit`` in seconds that stops sampling new worlds early. The defaults keep a decision under
 a second on one core; the playout budget alone is deterministic for a given seed, the time limit is
-a guard (set it to ``None`` for reproducible runs). Passing, the kitty discard and the moon choice use
-the heuristic.
+a guard (set it to ``None`` for reproducible runs). Passing (declining one, calling one), the kitty
+discard and the moon choice use the heuristic.
 
 Variants (RULES.md §6): the worlds hold the hidden kitty too (on the table, or in its taker's
 tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a rollout plays
@@ -35,7 +35,9 @@ from .heuristic import (
     card_for,
     choose_card,
     choose_discard_cards,
+    choose_call,
     choose_moon_scoring,
+    decline_for,
     discard_cards_for,
     partners_of,
     pass_cards_for,
@@ -67,6 +69,12 @@ class StrongBot:
 
     def choose_discard(self, view: BotView | Mapping[str, Any]) -> list[str]:
         return [CARD_NAMES[c] for c in discard_cards_for(as_bot_view(view))]
+
+    def choose_call(self, view: BotView | Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+        return choose_call(as_bot_view(view))
+
+    def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool:
+        return decline_for(as_bot_view(view))
 
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
         v = as_bot_view(view)

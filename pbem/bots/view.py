@@ -10,6 +10,12 @@ kitty's size and who took it. The kitty's cards are in the view only of the seat
 with ``kitty_exchange``, the cards it discarded only in its own view): every other seat's view holds
 the taker's trick cards and points without them, so no bot can learn what it must not.
 
+Passing variants (RULES.md §6.3): the view says whether this seat may decline (``may_decline``) and
+whether it did (``declined``: it then received nothing, since forwarded cards pass it unseen), the
+hand's public call (``pass_call``) and, for the dealer in phase ``call``, the legal calls. After a
+``mix`` the view holds what this seat got back (``received``) and nothing of where its own passed
+cards went; the cards being mixed are in no seat's view.
+
 Why the finished tricks travel with the view: an engine state keeps only the last finished trick, but
 inference needs every one (a seat that did not follow suit is void in it). Callers that have the move
 log give the tricks (``from_moves``, or ``from_state(..., tricks=...)``); without them the view holds
@@ -21,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from pbem.engine import DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
+from pbem.engine import CALL, DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
 from pbem.engine.cards import CARD_INDEX, FULL_DECK, cards_of, mask_of
 from pbem.engine.rules import Table
 
@@ -68,6 +74,14 @@ class BotView:
     discard_count: int = 0  # phase "discard": how many cards this seat discards
     discarded: tuple[int, ...] = ()  # kitty_exchange: the cards this seat (the taker) discarded
     kitty_known: bool = True  # False: a bare seat_view dict that did not say where the kitty is
+    # -- §6.3 passing variants --
+    may_decline: bool = False  # pass_optional: this seat, to pass, may decline (not on a mix hand)
+    declined: bool = False  # this seat declined this hand's pass (it received nothing)
+    #: dealer_calls_pass: this hand's call, ``(direction, count)`` pairs (public), ``()`` without one
+    pass_call: tuple[tuple[str, int], ...] = ()
+    #: phase "call", the dealer of the coming hand only: the legal calls, and the cycle's (the default)
+    call_choices: tuple[tuple[tuple[str, int], ...], ...] = ()
+    default_call: tuple[tuple[str, int], ...] = ()
 
     # -- derived knowledge -------------------------------------------------------------------------
 
@@ -138,31 +152,47 @@ class BotView:
             held += self.kitty_size  # the kitty is in the taker's hand until it discards
         return held
 
+    def packets(self) -> tuple[tuple[int, int], ...]:
+        """This hand's pass as packets ``(offset clockwise, count)``: one for left/right/across, one per
+        other seat for scatter, one per direction of a called split (RULES.md §6.3: the first count of
+        cards to the first direction, and so on); ``()`` for hold and mix (the mixed cards go anywhere)."""
+        n = self.players
+        count = self.table.pass_count
+        direction = self.pass_direction
+        steps = {"left": 1, "right": n - 1, "across": n // 2}
+        if direction == "scatter":
+            k = count // (n - 1)
+            return tuple((j, k) for j in range(1, n))
+        if direction == "split":
+            return tuple((steps[d], c) for d, c in self.pass_call if d in steps)
+        if direction in steps:
+            return ((steps[direction], count),)
+        return ()
+
+    @property
+    def targets_known(self) -> bool:
+        """Whether the seat each passed card went to is known: not after a mix, nor with
+        ``pass_optional`` (a packet goes on through the decliners, and who declined is not told)."""
+        return self.pass_direction != "mix" and not self.rules.pass_optional
+
     def pass_targets(self) -> tuple[int, ...]:
-        """The seat that received each card this seat passed (same order as ``passed``)."""
+        """The seat each card this seat passed went toward (same order as ``passed``): its first
+        receiver, were nobody to decline (see ``targets_known``)."""
         if not self.passed:
             return ()
-        n = self.players
-        direction = self.pass_direction
-        if direction == "scatter":
-            k = len(self.passed) // (n - 1)
-            return tuple((self.seat + 1 + j // k) % n for j in range(len(self.passed)))
-        step = {"left": 1, "right": n - 1, "across": n // 2}[direction]
-        return ((self.seat + step) % n,) * len(self.passed)
+        return self._targets(len(self.passed))
 
     def pass_targets_of_a_pass(self, count: int) -> tuple[int, ...]:
         """The seat that will receive each of ``count`` cards passed this hand (before passing)."""
-        n = self.players
-        direction = self.pass_direction
-        if direction == "hold" or not count:
+        if not count:
             return ()
-        if direction == "scatter":
-            k = count // (n - 1)
-            return tuple((self.seat + 1 + j // k) % n for j in range(count))
-        step = {"left": 1, "right": n - 1, "across": n // 2}.get(direction)
-        if step is None:
-            return ()
-        return ((self.seat + step) % n,) * count
+        return self._targets(count)
+
+    def _targets(self, count: int) -> tuple[int, ...]:
+        out: list[int] = []
+        for offset, k in self.packets():
+            out += [(self.seat + offset) % self.players] * k
+        return tuple(out[:count])
 
     @property
     def passed_mask(self) -> int:
@@ -209,6 +239,7 @@ class BotView:
             lost = sum(t.values[c] for c in range(52) if kitty.hidden >> c & 1)
             points = tuple(p - lost if s == taker else p for s, p in enumerate(points))
         teams = tuple(tuple(team) for team in rules.teams)
+        calling = state.phase == CALL and state.next_dealer == seat
         return cls(
             rules=rules,
             seat=seat,
@@ -241,6 +272,11 @@ class BotView:
             kitty_trick=kitty.trick,
             discard_count=kitty.discard_count,
             discarded=kitty.discarded,
+            may_decline=state.may_decline and state.passes[seat] is None,
+            declined=bool(state.passes) and state.passes[seat] is not None and not state.passes[seat],
+            pass_call=tuple(state.pass_call),
+            call_choices=state.call_choices() if calling else (),
+            default_call=state.default_call() if calling else (),
         )
 
     @classmethod
@@ -316,6 +352,11 @@ class BotView:
             discard_count=(view.get("discard_count") or 0) if view["phase"] == "discard" else 0,
             discarded=tuple(CARD_INDEX[c] for c in view.get("discarded") or ()),
             kitty_known=not kitty_size or "kitty_taker" in view,
+            may_decline=bool(view.get("may_decline")),
+            declined=bool(view.get("declined")),
+            pass_call=_call(view.get("pass_call") or ()),
+            call_choices=tuple(_call(c) for c in view.get("call_choices") or ()),
+            default_call=_call(view.get("default_call") or ()),
         )
 
 
@@ -328,6 +369,10 @@ class _Kitty:
     discard_count: int = 0
     discarded: tuple[int, ...] = ()  # the taker's own discards, for the taker only
     hidden: int = 0  # cards in the taker's tricks that this seat must not see (mask)
+
+
+def _call(pairs: Iterable[Sequence[Any]]) -> tuple[tuple[str, int], ...]:
+    return tuple((str(d), int(c)) for d, c in pairs)
 
 
 def _names_to_indices(cards: Iterable[Any]) -> tuple[int, ...]:

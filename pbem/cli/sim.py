@@ -9,6 +9,9 @@ Examples::
     pbem simulate --deals 500 --bots heuristic,heuristic,heuristic --option players=3 --option moon=new
     pbem simulate --games 100 --bots heuristic,random,heuristic,random --preset partnership
     pbem simulate --deals 500 --bots heuristic,random,random --option kitty=first_trick --option players=3
+    pbem simulate --games 100 --bots heuristic,random,heuristic,random --option pass_optional=true
+    pbem simulate --games 100 --bots heuristic,random,heuristic,random --option dealer_calls_pass=true
+    pbem simulate --deals 500 --bots heuristic,random,heuristic,random --option pass_cycle="left mix"
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
 from pbem.bots import BOTS, Bot, get_bot
-from pbem.bots.match import play_hand
+from pbem.bots.match import call_pass, play_hand
 from pbem.bots.strong import DEFAULT_PLAYOUTS
 from pbem.engine import OVER, InvalidRules, Rules, new_game, shuffled_deck
 from pbem.engine.rules import PRESETS
@@ -173,6 +173,12 @@ class _TimedBot:
     def choose_discard(self, view: Any) -> list[str]:
         return self.bot.choose_discard(view)
 
+    def choose_call(self, view: Any) -> tuple[tuple[str, int], ...]:
+        return self.bot.choose_call(view)
+
+    def choose_decline(self, view: Any) -> bool:
+        return self.bot.choose_decline(view)
+
     def choose_play(self, view: Any) -> str:
         if not view.legal & (view.legal - 1):
             return self.bot.choose_play(view)
@@ -198,8 +204,13 @@ def play_unit(config: SimConfig, unit: int) -> UnitResult:
         hands = 0
         while True:
             deck_rng = random.Random(f"{config.seed}:deck:{unit}:{hands}")
-            direction = rules.table.pass_direction(unit + 1 if not config.games else hands + 1)
-            state = play_hand(state.deal(shuffled_deck(rules, deck_rng), direction), bots)
+            mix_rng = random.Random(f"{config.seed}:mix:{unit}:{hands}")
+            if rules.dealer_calls_pass:  # RULES.md §6.3: the dealer's call sets the hand's pass
+                state = call_pass(state, bots)
+                direction = None
+            else:
+                direction = rules.table.pass_direction(unit + 1 if not config.games else hands + 1)
+            state = play_hand(state.deal(shuffled_deck(rules, deck_rng), direction), bots, mix_rng)
             hands += 1
             if not config.games or state.phase == OVER or hands >= config.max_hands:
                 break

@@ -73,9 +73,9 @@ def test_every_bot_plays_every_seat_of_a_deal(monkeypatch) -> None:
     dealt = []  # per hand played: the deal, its pass direction and the bots by seat
     real_play_hand = runner.play_hand
 
-    def recording_play_hand(state, seated):
+    def recording_play_hand(state, seated, *rest):
         dealt.append((state.deck, state.pass_direction, tuple(b.name for b in seated)))
-        return real_play_hand(state, seated)
+        return real_play_hand(state, seated, *rest)
 
     monkeypatch.setattr(runner, "play_hand", recording_play_hand)
     result = play_unit(config, 0)

@@ -78,9 +78,9 @@ def test_duplicate_deals_with_a_kitty_deal_the_same_deck_kitty_included(monkeypa
     dealt = []
     real_play_hand = runner.play_hand
 
-    def recording_play_hand(state, seated):
+    def recording_play_hand(state, seated, *rest):
         dealt.append((state.deck, state.kitty))
-        return real_play_hand(state, seated)
+        return real_play_hand(state, seated, *rest)
 
     monkeypatch.setattr(runner, "play_hand", recording_play_hand)
     play_unit(config, 0)
