@@ -33,6 +33,7 @@ from pbem.engine import (
     Reason,
     Rules,
     apply,
+    event_to_dict,
     move_from_dict,
     move_to_dict,
     new_game,
@@ -193,10 +194,11 @@ def test_a_mix_hand_waits_for_the_shuffle_then_deals_back_from_the_dealers_left(
     assert state.phase == MIX and state.seats_to_act() == () and state.to_move == -1
     to_mix = state.cards_to_mix
     assert to_mix == tuple(canon("2C 3C 4C 2D 3D 4D 2H 3H 4H 2S 3S 4S"))
-    for seat in range(4):  # hidden from every seat: only its own pass
-        text = json.dumps(seat_view(state, seat))
-        assert not set(to_mix) - set(SUITED[seat][:3]) & set(json.loads(text)["hand"] + (seat_view(state, seat)["passed"]))
-        assert all(c not in text for c in to_mix if c not in SUITED[seat][:3])
+    for seat in range(4):  # hidden from every seat: it sees only its own pass
+        view = seat_view(state, seat)
+        assert view["passed"] == SUITED[seat][:3] and view["received"] == []
+        text = json.dumps(view)
+        assert [c for c in to_mix if c in text] == SUITED[seat][:3]
     order = tuple(cards("4S 3S 2S 4H 3H 2H 4D 3D 2D 4C 3C 2C"))
     state, events = apply(state, MixCards(order))
     # hand 1's dealer is seat 3: one card at a time from seat 0
@@ -293,7 +295,7 @@ def test_the_legal_calls_with_four_and_with_three_players():
     assert [list(c) for c in new_game(three).call_choices()] == [
         [("left", 4)], [("left", 3), ("right", 1)], [("left", 2), ("right", 2)], [("left", 1), ("right", 3)],
         [("right", 4)], [("mix", 4)]]
-    assert new_game(CALLS).deal is not None and dealt(OPTIONAL, "left").call_choices() == ()
+    assert dealt(OPTIONAL, "left").call_choices() == () and dealt(OPTIONAL, "left").default_call() == ()
 
 
 @pytest.mark.parametrize("call", FOUR, ids=lambda c: " ".join(f"{n} {d}" for d, n in c))
@@ -388,11 +390,21 @@ def test_the_options_refused_together():
             Rules.make("standard", **{name: "yes"})
         assert info.value.code == "NOT_A_BOOL" and info.value.details == {"option": name, "value": "yes"}
     assert Rules.make("standard", pass_cycle="left mix").pass_cycle == ("left", "mix")
-    assert CALLS.with_options(players=3).call_choices if False else True
-    three = CALLS.with_options(players=3)
+
+
+def test_with_options_keeps_the_passing_variants():
+    three = Rules.make("standard", dealer_calls_pass=True, pass_optional=True).with_options(players=3)
+    assert three.dealer_calls_pass and three.pass_optional and three.pass_cycle == ("left", "right")
     assert new_game(three).call_choices()[-1] == (("mix", 3),)
-    with pytest.raises(InvalidRules):
+    assert all(d != "across" for call in new_game(three).call_choices() for d, _ in call)
+    mixed = Rules.make("standard", pass_cycle="mix hold").with_options(players=5)
+    assert mixed.pass_cycle == ("mix", "hold")  # an explicit cycle is kept
+    assert Rules.make("kitty", pass_cycle="mix").with_options(kitty_exchange=True).table.kitty_size == 4
+    with pytest.raises(InvalidRules) as info:
         CALLS.with_options(pass_count=0)
+    assert info.value.code == "CALL_NEEDS_PASSING"
+    assert Rules.from_dict({k: v for k, v in CALLS.to_dict().items()
+                            if k not in ("pass_optional", "dealer_calls_pass")}) == Rules.make("standard")
 
 
 # -- snapshots, the move log ---------------------------------------------------------------------------
@@ -427,6 +439,10 @@ def test_the_move_log_forms_and_replay():
     logged = [move_from_dict(json.loads(json.dumps(move_to_dict(m)))) for m in moves]
     assert logged == moves
     assert move_from_dict({"type": "mix", "cards": ["2C", "3C"]}) == MixCards(("2C", "3C"))
+    assert event_to_dict(PassCalled(3, (("left", 2), ("right", 1)))) == {
+        "type": "pass_called", "seat": 3, "call": (("left", 2), ("right", 1))}
+    assert json.loads(json.dumps(event_to_dict(HandDealt(1, 3, "split", (("left", 2), ("right", 1))))))[
+        "pass_call"] == [["left", 2], ["right", 1]]
     state = new_game(rules)
     for m in moves:
         state, _ = apply(state, m)
@@ -443,3 +459,17 @@ def test_the_views_show_the_call_to_everyone_and_the_choices_to_the_dealer():
     assert seat_view(state, 0)["call_choices"] == [] and seat_view(state, 0)["to_act"] == [3]
     state = state.call_pass(3, (("right", 3),)).deal(deck_for(CALLS, SUITED))
     assert all(seat_view(state, s)["pass_call"] == [["right", 3]] for s in range(4))
+
+
+def test_a_later_mix_hand_deals_back_from_its_own_dealers_left():
+    rules = Rules.make("standard", pass_cycle="hold mix")
+    state, _ = play_out(dealt(rules))
+    state = state.deal(deck_for(rules, SUITED, 2))
+    assert state.pass_direction == "mix" and state.dealer == 0
+    state = run(state, [PassCards(s, tuple(SUITED[s][-3:])) for s in range(4)])[0]
+    order = state.cards_to_mix  # canonical: QC KC AC QD KD AD QH KH AH QS KS AS
+    state, events = apply(state, MixCards(order))
+    # hand 2's dealer is seat 0: the first card to seat 1
+    # QC KC AC QD | KD AD QH KH | AH QS KS AS to seats 1 2 3 0 | 1 2 3 0 | 1 2 3 0
+    assert exchanged(events).received == (tuple(canon("QD KH AS")), tuple(canon("QC KD AH")), tuple(canon("KC AD QS")),
+                                          tuple(canon("AC QH KS")))
