@@ -22,26 +22,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from pbem.bots import get_bot
-from pbem.bots.view import BotView, SeenTrick
+from pbem.bots import decide, get_bot
+from pbem.bots.view import SeenTrick
 from pbem.engine import (
     CALL,
-    DISCARD,
+    DEAL,
     MIX,
-    MOON,
     OVER,
     PASS,
     PLAY,
-    CallPass,
-    ChooseMoon,
     Deal,
-    DeclinePass,
-    DiscardKitty,
     GameState,
     MixCards,
     Move,
-    PassCards,
-    PlayCard,
     Rules,
     apply,
     move_from_dict,
@@ -155,43 +148,24 @@ def play_game(rules: Rules, lineup: Sequence[str], seed: str, max_hands: int = 5
         if state.hand_no >= max_hands:
             raise GameError(f"not over after {max_hands} hands")
         if state.phase == CALL:  # dealer_calls_pass: the coming hand's dealer calls (RULES.md §6.3)
-            dealer = state.next_dealer
-            call = bots[dealer].choose_call(BotView.from_state(state, dealer))
-            state = _step(state, CallPass(dealer, tuple(tuple(p) for p in call)))
+            state = _step(state, decide(bots[state.next_dealer], state, state.next_dealer))
             moves += 1
         state = _step(state, Deal(shuffled_deck(rules, deck_rng)))
         moves += 1
-        if state.phase == PASS:
-            views = [BotView.from_state(state, s) for s in range(n)]
-            chosen: list[Move] = []
-            for s in range(n):
-                if views[s].may_decline and bots[s].choose_decline(views[s]):
-                    chosen.append(DeclinePass(s))
-                else:
-                    chosen.append(PassCards(s, tuple(bots[s].choose_pass(views[s]))))
-            for move in chosen:
+        if state.phase == PASS:  # simultaneous: every seat decides from the deal (a decline too)
+            for move in [decide(bots[s], state, s) for s in range(n)]:
                 state = _step(state, move)
                 moves += 1
         tricks: list[SeenTrick] = []
-        while True:
+        while state.phase not in (CALL, DEAL, OVER):
             phase = state.phase
             if phase == MIX:  # chance, drawn outside the engine as a deck is
                 state = _step(state, MixCards(shuffled_mix(state, mix_rng)))
-            elif phase == PLAY:
-                seat = state.to_move
-                card = bots[seat].choose_play(BotView.from_state(state, seat, tricks))
-                state = _step(state, PlayCard(seat, card))
-                if not state.trick:
-                    tricks.append((state.last_trick[0], state.last_trick[1]))
-            elif phase == DISCARD:
-                (seat,) = state.seats_to_act()
-                cards = bots[seat].choose_discard(BotView.from_state(state, seat, tricks))
-                state = _step(state, DiscardKitty(seat, tuple(cards)))
-            elif phase == MOON:
-                seat = state.shooter[0]
-                state = _step(state, ChooseMoon(seat, bots[seat].choose_moon(BotView.from_state(state, seat, tricks))))
             else:
-                break
+                seat = state.seats_to_act()[0]
+                state = _step(state, decide(bots[seat], state, seat, tricks))
+                if phase == PLAY and not state.trick:
+                    tricks.append((state.last_trick[0], state.last_trick[1]))
             moves += 1
         _check_conserved(state)
     return moves, state.hand_no

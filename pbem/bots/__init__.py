@@ -12,6 +12,9 @@ Every bot answers four questions from what its seat may know (a :class:`BotView`
     bot.choose_call(view)   # -> (("left", 2), ("right", 1))  (phase "call", dealer_calls_pass: the dealer)
     bot.choose_decline(view)  # -> True | False       (phase "pass" when view.may_decline: before choose_pass)
 
+``decide(bot, state, seat, tricks)`` asks the method the phase calls for and returns the engine move
+(``CallPass``, ``DeclinePass`` or ``PassCards``, ``PlayCard``, ``DiscardKitty``, ``ChooseMoon``).
+
 A bot is cheap to make; make one per decision or per game. ``seed`` (int or str) makes its choices
 reproducible.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Protocol
 
+from .decisions import decide
 from .heuristic import HeuristicBot
 from .random_bot import RandomBot
 from .strong import StrongBot
@@ -66,4 +70,4 @@ def get_bot(name: str, seed: Any = None, **options: Any) -> Bot:
     return make(seed, **options)
 
 
-__all__ = ["Bot", "BOTS", "BotView", "as_bot_view", "bot_view", "get_bot"]
+__all__ = ["Bot", "BOTS", "BotView", "as_bot_view", "bot_view", "decide", "get_bot"]

@@ -1,7 +1,7 @@
 """Bots playing a hand or a game among themselves, each from its own seat's view.
 
 The simulator and the tests drive games through here; the server drives bots through its services
-(one decision at a time, from the move log).
+(one decision at a time, from the move log). Every decision goes through :func:`pbem.bots.decide`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from pbem.engine import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PLAY, GameState, shuffled_mix
+from pbem.engine import CALL, DEAL, MIX, OVER, PASS, PLAY, DeclinePass, GameState, MixCards, apply, shuffled_mix
 
 from . import Bot
-from .view import BotView, SeenTrick
+from .decisions import decide
+from .view import SeenTrick
 
 
 def call_pass(state: GameState, bots: Sequence[Bot]) -> GameState:
@@ -21,7 +22,7 @@ def call_pass(state: GameState, bots: Sequence[Bot]) -> GameState:
     if state.phase != CALL:
         return state
     dealer = state.next_dealer
-    return state.call_pass(dealer, bots[dealer].choose_call(BotView.from_state(state, dealer)))
+    return apply(state, decide(bots[dealer], state, dealer))[0]
 
 
 def choose_passes(state: GameState, bots: Sequence[Bot]) -> list[list[str] | None]:
@@ -29,11 +30,8 @@ def choose_passes(state: GameState, bots: Sequence[Bot]) -> list[list[str] | Non
     simultaneous); ``None`` for a seat that declines (``pass_optional``: asked first)."""
     out: list[list[str] | None] = []
     for s in range(state.players):
-        view = BotView.from_state(state, s)
-        if view.may_decline and bots[s].choose_decline(view):
-            out.append(None)
-        else:
-            out.append(bots[s].choose_pass(view))
+        move = decide(bots[s], state, s)
+        out.append(None if isinstance(move, DeclinePass) else list(move.cards))
     return out
 
 
@@ -45,28 +43,23 @@ def play_hand(state: GameState, bots: Sequence[Bot], rng: random.Random | None =
     Passes are simultaneous: every seat chooses from the deal before any pass is applied.
     """
     if state.phase == PASS:
-        for s, cards in enumerate(choose_passes(state, bots)):
-            state = state.decline_pass(s) if cards is None else state.pass_cards(s, cards)
+        moves = [decide(bots[s], state, s) for s in range(state.players)]
+        for move in moves:
+            state = apply(state, move)[0]
     tricks: list[SeenTrick] = []
     while True:
         phase = state.phase
         if phase == MIX:
-            state = state.mix(shuffled_mix(state, rng or random.Random(f"mix:{state.hand_no}")))
-        elif phase == PLAY:
-            seat = state.to_move
-            card = bots[seat].choose_play(BotView.from_state(state, seat, tricks))
-            state = state.play(card)
-            if not state.trick:
-                leader, cards, _winner, _points = state.last_trick
-                tricks.append((leader, cards))
-        elif phase == DISCARD:
-            (seat,) = state.seats_to_act()
-            state = state.discard_kitty(seat, bots[seat].choose_discard(BotView.from_state(state, seat, tricks)))
-        elif phase == MOON:
-            seat = state.shooter[0]
-            state = state.choose_moon(seat, bots[seat].choose_moon(BotView.from_state(state, seat, tricks)))
-        else:
+            state = apply(state, MixCards(shuffled_mix(state, rng or random.Random(f"mix:{state.hand_no}"))))[0]
+            continue
+        seats = state.seats_to_act()
+        if phase in (CALL, DEAL, OVER) or not seats:
             break
+        seat = seats[0]
+        state = apply(state, decide(bots[seat], state, seat, tricks))[0]
+        if phase == PLAY and not state.trick:  # that card finished a trick
+            leader, cards, _winner, _points = state.last_trick
+            tricks.append((leader, cards))
     if state.phase not in (CALL, DEAL, OVER):
         raise RuntimeError(f"hand did not finish: {state!r}")
     return state

@@ -347,3 +347,30 @@ def test_the_benchmark_has_the_passing_variants_and_plays_them_without_error() -
     results = run(games=2, seed="p", configurations=PASSING_CONFIGURATIONS, echo=lines.append)
     for r in results:
         assert r.games == 2 and r.errors == 0, (r.configuration.name, r.messages)
+
+
+def test_decide_asks_the_method_each_phase_calls_for() -> None:
+    from pbem.bots import decide
+    from pbem.engine import CallPass, DeclinePass, MixCards, PassCards, PlayCard, apply
+
+    rules = Rules.make("kitty", dealer_calls_pass=True, pass_optional=True)
+    bot = get_bot("heuristic")
+    state = new_game(rules)
+    move = decide(bot, state, state.next_dealer)
+    assert isinstance(move, CallPass) and move.call == (("left", 3),)
+    with pytest.raises(ValueError):
+        decide(bot, state.call_pass(3, (("mix", 3),)), 0)  # the deal is chance
+    state = state.call_pass(3, move.call).deal(deck_for(rules, {0: "2C 3C 4C 5C 2D 3D 4D 2S 3S 4S 5S QS"}))
+    assert isinstance(decide(bot, state, 0), DeclinePass)
+    for s in range(4):
+        move = decide(bot, state, s)
+        assert isinstance(move, (DeclinePass, PassCards))
+        state = apply(state, move)[0]
+    assert isinstance(decide(bot, state, state.to_move), PlayCard)
+    mix = new_game(rules).call_pass(3, (("mix", 3),)).deal(shuffled_deck(rules, random.Random(1)))
+    for s in range(4):
+        mix = apply(mix, decide(bot, mix, s))[0]  # no decline on a mix hand: every seat passes
+    assert mix.phase == MIX
+    with pytest.raises(ValueError):
+        decide(bot, mix, 0)
+    assert isinstance(MixCards(shuffled_mix(mix, random.Random(2))), MixCards)
