@@ -85,15 +85,37 @@ def canonical_cards(cards: Sequence[str]) -> str:
     return " ".join(ordered)
 
 
+def call_reply(call: Sequence[Sequence[object]]) -> str:
+    """A dealer's call (RULES.md §6.3) as its English reply: ``2 left 1 right``, ``3 across``, ``mix``."""
+    return " ".join(str(d) if d == "mix" else f"{n} {d}" for d, n in call)
+
+
 def legal_header(detail: YourTurn, game: GameContext) -> str:
     """``X-Hearts-Legal`` of a decision mail: what a reply may name.  To play: the legal cards;
     to pass: the hand (any ``pass_count`` of them); to discard (``kitty_exchange``, RULES.md
     §6.2): the hand with the kitty (any ``discard_count`` of them); a moon choice: ``old new``."""
+    if detail.decision == "call":  # dealer_calls_pass (RULES.md §6.3): the calls, as replies
+        return ", ".join(call_reply(call) for call in game.call_choices)
     if detail.decision in ("pass", "discard"):
         return canonical_cards(game.hand)
     if detail.decision == "moon":
         return "old new"
     return canonical_cards(game.legal)
+
+
+def _folded(name: str, value: str, width: int = 76) -> str:
+    """``name: value`` folded after its commas (RFC 5322 §2.2.3) so that no line passes ``width``:
+    the dealer's calls (RULES.md §6.3) make a long ``X-Hearts-Legal``."""
+    first, *rest = value.split(", ")
+    line, out = f"{name}: {first}", []
+    for part in rest:
+        if len(line) + 2 + len(part) > width:
+            out.append(line + ",")
+            line = " " + part
+        else:
+            line += ", " + part
+    out.append(line)
+    return CRLF.join(out)
 
 
 def _check_header_value(value: str) -> str:
@@ -330,7 +352,9 @@ class MailComposer:
             ]
             if isinstance(context.detail, YourTurn):  # one decision, one mail: only this one
                 lines.append(f"X-Hearts-Decision: {context.detail.decision}")
-                lines.append(f"X-Hearts-Legal: {legal_header(context.detail, game)}")
+                lines.append(_folded("X-Hearts-Legal", legal_header(context.detail, game)))
+                if context.detail.decision == "pass" and game.may_decline:  # pass_optional (RULES.md §6.3)
+                    lines.append("X-Hearts-Decline: no pass")
         unsubscribe = context.unsubscribe
         if unsubscribe is not None:
             targets = [f"<{_check_header_value(unsubscribe.url)}>"]

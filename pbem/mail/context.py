@@ -80,9 +80,9 @@ __all__ = [
     "VacationNoted",
 ]
 
-PassDirection = Literal["left", "right", "across", "hold", "scatter"]
-Phase = Literal["pass", "play", "discard", "moon", "over"]
-Decision = Literal["pass", "play", "discard", "moon"]
+PassDirection = Literal["left", "right", "across", "hold", "scatter", "mix", "split"]
+Phase = Literal["call", "deal", "pass", "mix", "play", "discard", "moon", "over"]
+Decision = Literal["call", "pass", "play", "discard", "moon"]
 
 
 def _frozen_mapping(value: Mapping[str, object] | None) -> Mapping[str, object]:
@@ -250,6 +250,16 @@ class GameContext:
     kitty: tuple[str, ...] = ()
     discarded: tuple[str, ...] = ()
     discard_count: int = 0
+    #: Passing variants (RULES.md §6.3): the dealer's call of this hand (``(direction, count)`` pairs,
+    #: public; ``()`` without ``dealer_calls_pass``) and who made it (``caller``: the dealer; in the
+    #: call phase, the dealer of the coming hand); the legal calls when the recipient is to call;
+    #: whether the recipient may decline this hand's pass (``pass_optional``) and whether they did
+    #: (their own choice only: who declined is not told to the table).
+    pass_call: tuple[tuple[str, int], ...] = ()
+    caller: int | None = None
+    call_choices: tuple[tuple[tuple[str, int], ...], ...] = ()
+    may_decline: bool = False
+    declined: bool = False
 
     @property
     def players(self) -> int:
@@ -272,11 +282,15 @@ class GameContext:
 
     def pass_target(self) -> int | None:
         """The seat the recipient passes to this hand (None for hold and scatter)."""
+        return self.target_of(self.pass_direction)
+
+    def target_of(self, direction: str) -> int | None:
+        """The seat the recipient passes to ``direction`` (None for hold, scatter and mix)."""
         n = len(self.names)
         offsets = {"left": 1, "right": n - 1, "across": n // 2}
-        if self.pass_direction not in offsets:
+        if direction not in offsets:
             return None
-        return (self.seat + offsets[self.pass_direction]) % n
+        return (self.seat + offsets[direction]) % n
 
 
 # ---------------------------------------------------------------------------------------
@@ -741,19 +755,22 @@ class Reminder:
 class DecisionDefaulted:
     """To the player whose decision's time ran out: the rules' default was taken for them
     (RULES.md §3 ``moon``: with no answer by the deadline ``safety`` decides; §6.2: the kitty
-    cards themselves are discarded). ``decision`` is ``moon`` or ``discard``; for a moon, how
+    cards themselves are discarded; §6.3: the cycle's call, or declining the pass). ``decision`` is
+    ``moon``, ``discard``, ``call`` or ``decline``; for a moon, how
     ``safety`` scored it (``scoring``: ``old`` or ``new``), its ``kind`` and total, and whether
     it was a team's slam (``team``, §6.1); for a discard, the ``cards`` discarded. The seat
     stays the player's: their next decision has a deadline of its own."""
 
     KIND: ClassVar[str] = "decision_defaulted"
-    decision: Literal["moon", "discard"]
+    decision: Literal["moon", "discard", "call", "decline"]
     deadline: datetime | None = None
     scoring: str = ""
     kind: str = "moon"
     moon_total: int = 26
     team: bool = False
     cards: tuple[str, ...] = ()
+    #: ``call`` (RULES.md §6.3 dealer_calls_pass): the call made, the pass cycle's for the hand.
+    call: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -471,9 +471,61 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             )),
         ],
     }
-    for kind, extra in variants.items():
+    for kind, extra in (*variants.items(), *_passing_samples(ctx, game, passing).items()):
         samples[kind] = samples.get(kind, []) + extra
     return samples
+
+
+#: dealer_calls_pass with 4 players and 3 cards (RULES.md §6.3): the legal calls.
+CALL_CHOICES = (
+    (("left", 3),), (("left", 2), ("right", 1)), (("left", 2), ("across", 1)), (("left", 1), ("right", 2)),
+    (("left", 1), ("right", 1), ("across", 1)), (("left", 1), ("across", 2)), (("right", 3),),
+    (("right", 2), ("across", 1)), (("right", 1), ("across", 2)), (("across", 3),), (("mix", 3),),
+)
+
+
+def _passing_samples(ctx, game: GameContext, passing: GameContext) -> dict[str, list[MailContext]]:
+    """The mails of the passing variants (RULES.md §6.3): the dealer's call decision, a split call's
+    and a mix hand's pass, the pass with ``no pass`` allowed, a decliner's notes, the deadline
+    defaults (the cycle's call, declining)."""
+    deadline = datetime(2024, 5, 17, 18, 30, tzinfo=timezone.utc)
+    calling = replace(game, phase="call", trick=(), to_move=None, legal=(), waiting_for=(1,), hand=(),
+                      last_trick=None, caller=1, call_choices=CALL_CHOICES, hand_points=(0, 0, 0, 0))
+    split = replace(passing, pass_direction="split", pass_call=(("left", 2), ("right", 1)), caller=3)
+    mix = replace(passing, pass_direction="mix", pass_call=(("mix", 3),), caller=1)
+    optional = replace(passing, may_decline=True)
+    declined = replace(game, declined=True, passed=(), received=(), trick_number=1, trick=())
+    return {
+        "your_turn": [
+            ctx(YourTurn("call"), calling),
+            ctx(YourTurn("pass"), split),
+            ctx(YourTurn("pass"), mix),
+            ctx(YourTurn("pass"), optional),
+            ctx(YourTurn("pass"), replace(split, may_decline=True)),
+            ctx(YourTurn("play", exchange=True), declined),
+            ctx(YourTurn("play", exchange=True), replace(game, pass_direction="split", caller=3, trick_number=1,
+                                                         pass_call=(("left", 2), ("right", 1)), trick=(),
+                                                         passed=("AS", "QS", "AH"), received=("2C", "3D", "4H"))),
+            ctx(YourTurn("play"), replace(game, pass_direction="hold", pass_call=(("hold", 0),), caller=2,
+                                          trick_number=1, trick=(), passed=())),
+        ],
+        "pass_done": [ctx(PassDone(), replace(optional, declined=True, waiting_for=(0, 3), passed=()))],
+        "move_rejected": [
+            ctx(MoveRejected("BAD_CALL", {"call": [["left", 4]], "choices": [list(map(list, c)) for c in CALL_CHOICES]}),
+                calling),
+            ctx(MoveRejected("UNKNOWN_WORD", {"word": "everything left"}), calling),
+            ctx(MoveRejected("NO_DECLINE_ON_MIX", {}), mix),
+        ],
+        "reminder": [
+            ctx(Reminder("deadline", deadline, deadline, deadline, "bot", default="call"), calling),
+            ctx(Reminder("deadline", deadline, deadline, deadline, "bot", default="decline"), optional),
+        ],
+        "decision_defaulted": [
+            ctx(DecisionDefaulted("call", deadline, call=(("left", 3),)), calling),
+            ctx(DecisionDefaulted("call", deadline, call=(("hold", 0),)), calling),
+            ctx(DecisionDefaulted("decline", deadline), replace(optional, may_decline=False, declined=True)),
+        ],
+    }
 
 
 #: RULES.md §6.1: partners sit opposite (João, seat 1, plays with Dana, seat 3).

@@ -87,6 +87,7 @@ from .turns import (
     apply_move,
     begin_turn,
     deadline_default,
+    default_decision,
 )
 
 log = logging.getLogger("pbem.worker")
@@ -132,7 +133,7 @@ def apply_deadline_default(session: Session, svc: Services, game: Game, seats: l
     whatever the absence policy, and the player is told what was decided and why. The seat stays
     theirs (no computer player, no pause): their next decision has a deadline of its own."""
     turn = begin_turn(game, seats, state, now)
-    decision = decision_kind(state.phase)
+    decision = default_decision(move)
     apply_move(session, turn, move)
     turn.defaulted[seat.seat] = decision
     moon = next((e.moon for e in turn.events if isinstance(e, HandScored) and e.moon is not None), None)
@@ -144,6 +145,7 @@ def apply_deadline_default(session: Session, svc: Services, game: Game, seats: l
         moon_total=state.t.moon_total * (2 if moon is not None and moon.kind == "sun" else 1),
         team=bool(getattr(moon, "team", False)),
         cards=tuple(getattr(move, "cards", ()) or ()),
+        call=tuple(getattr(move, "call", ()) or ()),
     )
 
     def notice(turn: Turn) -> list[OutboundMessage]:

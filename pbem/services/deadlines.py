@@ -45,8 +45,7 @@ from pbem.mail.notation import fold
 from .app import Services
 from .gamestore import current_state
 from .mailing import game_context, queue_mail, recipient_for
-from .notify import decision_kind
-from .turns import Turn, deadline_default, is_computer
+from .turns import Turn, deadline_default, default_decision, is_computer
 
 POLICIES = ("bot", "pause", "substitute")
 MAX_DEADLINE_HOURS = 24 * 60
@@ -290,7 +289,8 @@ def send_reminder(session: Session, svc: Services, game: Game, seats: list[Seat]
                   now: datetime) -> OutboundMessage | None:
     state = current_state(game)
     # A decision with a default of its own in the rules says what that default is, not the policy.
-    default = decision_kind(state.phase) if deadline_default(state, seat.seat) is not None else ""
+    default_move = deadline_default(state, seat.seat)
+    default = default_decision(default_move) if default_move is not None else ""
     detail = mc.Reminder(stage=stage, since=seat.waiting_since, deadline=seat.deadline_at,  # type: ignore[arg-type]
                          acts_at=acts_at(game, seat), policy=game.absence_policy,  # type: ignore[arg-type]
                          default=default)

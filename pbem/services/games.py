@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, GameStatus, OutboundMessage, Player, Seat, SeatStatus
-from pbem.engine import Deal, GameState, Rules
+from pbem.engine import CALL, Deal, GameState, Rules
 from pbem.mail import context as mc
 
 from .app import Services
@@ -100,7 +100,12 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
         if (game.absence_policy == "bot" and player is not None and player.vacation_until is not None
                 and player.vacation_until > now):
             seat_row.stand_in = STAND_IN_VACATION  # the vacation's end gives the seat back (absence)
-    apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
+    if state.phase == CALL:
+        # dealer_calls_pass (RULES.md §6.3): the first dealer calls before the deal (a computer at once,
+        # a person by mail); the deal follows the call, from ``first_deck`` when the call is made now.
+        turn.first_deck = tuple(first_deck) if first_deck is not None else None
+    else:
+        apply_move(session, turn, Deal(tuple(first_deck) if first_deck is not None else next_deck(game, state, svc.rng)))
     turn.started = True  # each person's first decision mail says the game has begun (notify.with_game_started)
     if answering is not None and answering[1]:
         turn.answering[answering[0]] = answering[1]

@@ -46,7 +46,7 @@ from pbem.db.models import (
 )
 from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update
-from pbem.engine import DISCARD, MOON, PASS, PLAY
+from pbem.engine import CALL, DISCARD, MOON, PASS, PLAY
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.compose import can_address
@@ -415,6 +415,8 @@ def _with_example(command: cmd.Command, state: Any, seat: int) -> cmd.Command:
 
 
 def _expected(state: Any, seat: int) -> str | None:
+    if state.phase == CALL and state.next_dealer == seat:
+        return "call"  # dealer_calls_pass (RULES.md §6.3): "2 left 1 right", "mix"
     if state.phase == PASS and seat in state.seats_to_pass():
         return "pass"
     if state.phase == PLAY and state.to_move == seat:

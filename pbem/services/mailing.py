@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
-from pbem.engine import DISCARD, MOON, OVER, PASS, PLAY, GameState
+from pbem.engine import CALL, DEAL, DISCARD, MOON, OVER, PASS, PLAY, GameState
 from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
 from pbem.mail.addresses import claimed_game_id, make_reply_address
@@ -221,6 +221,11 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         kitty=facts.kitty if facts.took_kitty else (),
         discarded=facts.discarded if facts.took_kitty else (),
         discard_count=state.discard_count,
+        pass_call=tuple(state.pass_call) if state.phase != CALL else (),
+        caller=state.next_dealer if state.phase in (CALL, DEAL) else (state.dealer if state.pass_call else None),
+        call_choices=tuple(state.call_choices()) if state.phase == CALL and state.next_dealer == seat else (),
+        may_decline=state.may_decline and seat in state.seats_to_pass(),
+        declined=seat in state.declined,
     )
 
 

@@ -47,6 +47,7 @@ from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, Notify, OutboundMessage, Seat, SeatStatus
 from pbem.engine import (
+    CALL,
     DISCARD,
     MOON,
     OVER,
@@ -96,7 +97,7 @@ def has_person(seat: Seat) -> bool:
 
 
 def decision_kind(phase: str) -> str:
-    return {PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon"}[phase]
+    return {CALL: "call", PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon"}[phase]
 
 
 def player_level(prefs: dict[str, Any]) -> str:
@@ -173,7 +174,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))
         if state.phase != OVER:
-            if seat in after and (seat not in before or seat in turn.movers or turn.dealt):
+            if seat in after and (seat not in before or seat in turn.movers or turn.dealt or turn.started):
                 moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
                 forced, ahead = take_played_for(seat_row, state.hand_no)
                 shown: tuple[mc.FinishedTrick, ...] = ()

@@ -25,22 +25,28 @@ from sqlalchemy.orm import Session
 from pbem.bots import bot_view, get_bot
 from pbem.db.models import Game, GameStatus, Move, Seat, SeatStatus
 from pbem.engine import (
+    CALL,
     DEAL,
     DISCARD,
+    MIX,
     MOON,
     OVER,
     PASS,
     PLAY,
+    CallPass,
     ChooseMoon,
     Deal,
+    DeclinePass,
     DiscardKitty,
     Event,
     GameState,
     HandScored,
+    MixCards,
     PassCards,
     PlayCard,
     apply,
     shuffled_deck,
+    shuffled_mix,
 )
 from pbem.engine import Move as EngineMove
 from pbem.engine.cards import CARD_INDEX
@@ -100,12 +106,15 @@ class Turn:
     #: References chain that threads them with it (``mailing.answer_thread``).
     answering: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: Decisions whose time ran out and that the rules' default made (``deadline_default``), by
-    #: seat: ``moon`` or ``discard`` (the mails say so).
+    #: seat: ``moon``, ``discard``, ``call`` or ``decline`` (the mails say so).
     defaulted: dict[int, str] = field(default_factory=dict)
     #: The kitty of each hand scored in this turn (RULES.md §6.2), by hand number, as it stood when
     #: the hand ended: its cards, who took it, at which trick, and the taker's discards. The hand
     #: summary shows it (the next hand may be dealt in the same turn).
     kitties: dict[int, HandKitty] = field(default_factory=dict)
+    #: dealer_calls_pass: the game's first deck when given (tests, ``pbem game new``), dealt once the
+    #: first dealer has called in this turn (RULES.md §6.3: the call comes before the deal).
+    first_deck: tuple[str, ...] | None = None
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -156,6 +165,14 @@ def next_deck(game: Game, state: GameState, rng: random.Random) -> tuple[str, ..
     return shuffled_deck(state.rules, rng)
 
 
+def next_mix(game: Game, state: GameState, rng: random.Random) -> tuple[str, ...]:
+    """A ``mix`` hand's cards dealt back (RULES.md §6.3): shuffled from the game's seed when it has
+    one, like the decks (:func:`next_deck`)."""
+    if game.seed is not None:
+        rng = random.Random(f"{game.seed}:{state.hand_no}:mix")
+    return shuffled_mix(state, rng)
+
+
 def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[int, tuple[int, ...]]]:
     """The finished tricks of the current hand, from the move log: (leader, card indices)."""
     # The turn's own moves are in the log before these queries (pbem.db.writes writes buffered
@@ -178,7 +195,11 @@ def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> Engi
     bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
     state = turn.state
     view = bot_view(state, seat, hand_tricks(session, game, state))
+    if state.phase == CALL:
+        return CallPass(seat, tuple(bot.choose_call(view)))
     if state.phase == PASS:
+        if state.may_decline and bot.choose_decline(view):  # pass_optional (RULES.md §6.3)
+            return DeclinePass(seat)
         return PassCards(seat, tuple(bot.choose_pass(view)))
     if state.phase == PLAY:
         return PlayCard(seat, bot.choose_play(view))
@@ -197,7 +218,26 @@ def deadline_default(state: GameState, seat: int) -> EngineMove | None:
         # RULES.md §6.2: with no answer by the deadline, the kitty cards themselves are discarded
         # (always legal: they are in the taker's hand).
         return DiscardKitty(seat, tuple(state.kitty))
+    if state.phase == CALL and state.next_dealer == seat:
+        # RULES.md §6.3 dealer_calls_pass: with no call by the deadline, the cycle's direction for
+        # the hand (hold included).
+        return CallPass(seat, state.default_call())
+    if state.phase == PASS and state.may_decline and seat in state.seats_to_pass():
+        # RULES.md §6.3 pass_optional: with no pass by the deadline, the seat declines.
+        return DeclinePass(seat)
     return None
+
+
+def default_decision(move: EngineMove) -> str:
+    """What a :func:`deadline_default` move decided, as the mails name it: ``moon``, ``discard``,
+    ``call`` or ``decline``."""
+    if isinstance(move, ChooseMoon):
+        return "moon"
+    if isinstance(move, DiscardKitty):
+        return "discard"
+    if isinstance(move, CallPass):
+        return "call"
+    return "decline"
 
 
 def card_ahead(session: Session, turn: Turn, seat: int, default_bot: str) -> str | None:
@@ -239,7 +279,17 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
         if phase == OVER:
             return
         if phase == DEAL:
-            apply_move(session, turn, Deal(next_deck(turn.game, state, rng)))
+            deck, turn.first_deck = turn.first_deck, None
+            apply_move(session, turn, Deal(deck if deck is not None else next_deck(turn.game, state, rng)))
+            continue
+        if phase == MIX:  # a mix hand's passed cards shuffled and dealt back (RULES.md §6.3)
+            apply_move(session, turn, MixCards(next_mix(turn.game, state, rng)))
+            continue
+        if phase == CALL:  # dealer_calls_pass: the coming hand's dealer calls (RULES.md §6.3)
+            dealer = state.next_dealer
+            if not is_computer(turn.seat_row(dealer)):
+                return
+            apply_move(session, turn, _bot_move(session, turn, dealer, default_bot))
             continue
         if phase == PASS:
             bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]

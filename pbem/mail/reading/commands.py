@@ -106,6 +106,24 @@ class Discard:
 
 
 @dataclass(frozen=True, slots=True)
+class CallPass:
+    """``dealer_calls_pass`` (RULES.md §6.3): the dealer's call, ``(direction, count)`` pairs in the
+    order written (``2 left 1 right``, ``3 across``, ``mix``; pt ``2 esquerda 1 direita``, ro
+    ``2 stânga 1 dreapta``, ``în față``, ``amestec``). The engine checks it (``BAD_CALL``)."""
+
+    call: tuple[tuple[str, int], ...]
+    name: ClassVar[str] = "call"
+
+
+@dataclass(frozen=True, slots=True)
+class NoPass:
+    """``pass_optional`` (RULES.md §6.3): the seat declines this hand's pass (``no pass``,
+    ``não passo``, ``nu dau``), read only when a pass is asked."""
+
+    name: ClassVar[str] = "no_pass"
+
+
+@dataclass(frozen=True, slots=True)
 class MoonChoice:
     choice: str  # "old" (the others score the moon) or "new" (the shooter subtracts it)
     name: ClassVar[str] = "moon"
@@ -323,7 +341,7 @@ class Ambiguous:
 
 
 Command = Union[
-    Play, Pass, Discard, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
+    Play, Pass, Discard, CallPass, NoPass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
     Vacation, Queue, Autopilot, ForcedCards, Language, Notify, Say, History, Pause, Resume, Abort, Extend,
     Replace, TimeZone, Unreadable, Ambiguous,
 ]
@@ -406,7 +424,30 @@ EXPECTED_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "accept": ("yes", "sure", "ok", "okay", "sim", "claro", "da", "desigur"),
         "decline": ("no", "não", "nu"),
     },
+    # pass_optional (RULES.md §6.3): declining the pass, when a pass is asked
+    "pass": {
+        "no_pass": ("no pass", "pass nothing", "keep my hand", "keep my cards", "decline the pass",
+                    "não passo", "nao passo", "sem passe", "não passar", "fico com as cartas",
+                    "nu dau", "nu dau nimic", "nu dau carti", "nu dau cărți", "păstrez cărțile"),
+    },
 }
+#: dealer_calls_pass (RULES.md §6.3): the words of a call (folded), as the engine names directions.
+CALL_DIRECTION_WORDS: Final = {
+    "left": "left", "esquerda": "left", "stanga": "left",
+    "right": "right", "direita": "right", "dreapta": "right",
+    "across": "across", "frente": "across", "fata": "across", "vizavi": "across", "opus": "across",
+    "mix": "mix", "mixed": "mix", "misturar": "mix", "mistura": "mix", "amestec": "mix", "amesteca": "mix",
+    "amestecat": "mix",
+}
+CALL_NUMBER_WORDS: Final = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3,
+    "quatro": 4, "unu": 1, "una": 1, "o": 1, "doi": 2, "doua": 2, "trei": 3, "patru": 4,
+}
+#: Words a call may hold besides numbers and directions ("2 to the left and 1 to the right").
+CALL_FILLERS: Final = frozenset({
+    "to", "the", "and", "then", "card", "cards", "call", "i", "pass", "a", "e", "para", "carta", "cartas",
+    "em", "passo", "si", "la", "in", "carte", "carti", "dau", "spre", "please", "por", "favor", "te", "rog",
+})
 #: Whatever was asked, these name a moon choice.
 MOON_PHRASES: Final = {
     "moon_old": ("old moon", "lua velha", "luna veche"),
@@ -568,6 +609,11 @@ def parse_command(
         return Unreadable("EMPTY")
     if expected == "new_game":
         return _new_game("\n".join(lines))
+    if expected == "call":
+        for line in lines[:SUGGEST_LINES]:
+            call = read_call(line, pass_count)
+            if call is not None:
+                return CallPass(call)
     if expected == "invitation":
         answer = _invitation_answer(lines[0])
         others = {type(_invitation_answer(line)) for line in lines[1:]} - {type(None)}
@@ -685,6 +731,32 @@ INVITATION_ACCEPT_STARTS: Final = frozenset({
 })
 
 
+def read_call(line: str, pass_count: int) -> tuple[tuple[str, int], ...] | None:
+    """A dealer's call written on one line (``2 left 1 right``, ``3 across``, ``left``, ``mix``;
+    ``2 esquerda 1 direita``, ``3 în față``, ``amestec``): ``(direction, count)`` pairs in the order
+    written, a direction without a number taking the whole ``pass_count`` (``mix`` always does).
+    None when the line holds anything else, so that commands and cards are read as usual."""
+    words = _WORD.findall(fold(line))
+    if not words or len(words) > 16:
+        return None
+    pairs: list[tuple[str, int]] = []
+    count: int | None = None
+    for word in words:
+        if word.isdigit() and len(word) <= 2:
+            count = int(word)
+        elif word in CALL_NUMBER_WORDS and count is None:
+            count = CALL_NUMBER_WORDS[word]
+        elif word in CALL_DIRECTION_WORDS:
+            direction = CALL_DIRECTION_WORDS[word]
+            pairs.append((direction, pass_count if direction == "mix" or count is None else count))
+            count = None
+        elif word not in CALL_FILLERS:
+            return None
+    if not pairs or count is not None:
+        return None
+    return tuple(pairs)
+
+
 def _invitation_answer(first_line: str) -> Command | None:
     """A yes or a no to an invitation written as a sentence; None when the line is neither
     (then the usual reading applies, and what is still unclear is asked back, never guessed)."""
@@ -770,6 +842,8 @@ def _build(line: _Line, whole_text: str) -> Command:
         return _notify(line.argument)
     if command == "discard":
         return Discard(tuple(dict.fromkeys(m.card for m in find_mentions(line.argument))))
+    if command == "no_pass":
+        return NoPass()
     if command == "autopilot_off":
         return Autopilot(on=False)
     if command in ("forced_on", "forced_off"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbem.db.models import InboundStatus
-from pbem.engine import ChooseMoon, DiscardKitty, IllegalMove, PassCards, PlayCard, move_to_dict
+from pbem.engine import CallPass, ChooseMoon, DeclinePass, DiscardKitty, IllegalMove, PassCards, PlayCard, move_to_dict
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 
@@ -29,7 +29,7 @@ def resign_command(request: SeatRequest) -> Outcome:
     return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
 
 
-@seat_command(cmd.Play, cmd.Pass, cmd.Discard, cmd.MoonChoice, needs_active=True)
+@seat_command(cmd.Play, cmd.Pass, cmd.Discard, cmd.CallPass, cmd.NoPass, cmd.MoonChoice, needs_active=True)
 def move_command(request: SeatRequest) -> Outcome:
     seat, token = request.seat, request.token
     move = engine_move(request.command, seat.seat)
@@ -39,6 +39,7 @@ def move_command(request: SeatRequest) -> Outcome:
     try:
         apply_move(request.session, turn, move)
     except IllegalMove as error:
+        # (a refused call is quoted by its sentence, BAD_CALL, in the reader's words)
         attempted = getattr(move, "card", None) or " ".join(getattr(move, "cards", ()) or ())
         return request.answer(mc.MoveRejected(error.code, error.details, attempted=attempted), error.code,
                               InboundStatus.REJECTED)
@@ -56,4 +57,8 @@ def engine_move(command: cmd.Command, seat: int) -> Any:
         return ChooseMoon(seat, command.choice)
     if isinstance(command, cmd.Discard):  # kitty_exchange (RULES.md §6.2)
         return DiscardKitty(seat, tuple(command.cards))
+    if isinstance(command, cmd.CallPass):  # dealer_calls_pass (RULES.md §6.3)
+        return CallPass(seat, tuple(command.call))
+    if isinstance(command, cmd.NoPass):  # pass_optional (RULES.md §6.3)
+        return DeclinePass(seat)
     return None
