@@ -136,8 +136,8 @@ def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes:
 @click.option("--only", default=None, metavar="TEXT", help="only the configurations whose name contains TEXT")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="a progress bar (stderr)")
 def variants(games: int, bots_text: str | None, seed: str, only: str | None, progress: bool) -> None:
-    """Whole bot games of every partnership and kitty configuration (and standard): games, errors,
-    moves, seconds, games/s. Exits 1 if any game had an error."""
+    """Whole bot games of every partnership, kitty and passing-variant configuration (and standard):
+    games, errors, moves, seconds, games/s. Exits 1 if any game had an error."""
     bots = tuple(b.strip() for b in bots_text.split(",") if b.strip()) if bots_text else None
     chosen = [c for c in VARIANT_CONFIGURATIONS if only is None or only in c.name]
 
