@@ -8,6 +8,7 @@ address of the mail they answer.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import smtplib
 import subprocess
@@ -134,7 +135,14 @@ class Pipeline:
 _HEADERS = BytesHeaderParser(policy=default_policy)
 
 #: The decisions a scripted player answers, each from its mail's ``X-Hearts-Decision``.
-DECISIONS = ("pass", "play", "moon", "discard")
+DECISIONS = ("pass", "play", "moon", "discard", "call_pass")
+#: The phase (``X-Hearts-Phase``) of each decision where it is not the decision's own name.
+PHASE_OF = {"call_pass": "call"}
+#: The move-log kind an answer makes: its decision's, or ``decline`` for ``no pass`` (RULES.md §6.3).
+MOVE_OF = {"call_pass": "call"}
+#: The dealer's call is answered whether its mail names it ``call_pass`` or ``call`` (the tests
+#: check which it is).
+CALLS = ("call_pass", "call")
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,15 @@ class Asked:
     reply: str
     #: The reply's Message-ID (its inbound row's key).
     reply_id: str
+    #: ``X-Hearts-Decline``: the reply that declines a pass (pass_optional, RULES.md §6.3), if any.
+    decline: str | None = None
+
+    @property
+    def move(self) -> str:
+        """The kind of move the reply makes in the move log."""
+        if self.decline is not None and self.reply == self.decline:
+            return "decline"
+        return MOVE_OF.get(self.decision or "", self.decision or "")
 
 
 @dataclass
@@ -162,7 +179,12 @@ class Table:
 
     How many cards a pass or a kitty discard names is the game's rules' (``pass_count``, the
     kitty's size: RULES.md §6.2), read once per game from its row; with ``accept_invitations`` a
-    player also accepts every invitation (to their own seat in a game they asked for by mail)."""
+    player also accepts every invitation (to their own seat in a game they asked for by mail).
+
+    A dealer's call (``call_pass``, RULES.md §6.3) names one of the calls ``X-Hearts-Legal`` lists
+    (comma-separated), a split one when there is one; a pass mail carrying ``X-Hearts-Decline`` is
+    declined with that reply by the players in ``declines`` (as many times as it says for each),
+    and answered with cards otherwise."""
 
     pipeline: Pipeline
     players: list[str]
@@ -178,6 +200,8 @@ class Table:
     #: Mails that carried a decision header without being a decision mail (there should be none).
     stray_headers: list[tuple[str, str]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    #: Pass mails each player declines (with ``X-Hearts-Decline``'s reply) before passing again.
+    declines: dict[str, int] = field(default_factory=dict)
     _counts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def counts(self, game: str | None) -> tuple[int, int]:
@@ -190,9 +214,15 @@ class Table:
             self._counts[str(game)] = (rules.pass_count, rules.table.kitty_size)
         return self._counts[str(game)]
 
-    def answer(self, received: Received) -> str:
+    def answer(self, received: Received, player: str = "", decline: str | None = None) -> str:
         """The words of the reply to a decision mail: any legal choice, the right number of cards."""
         pass_count, discard_count = self.counts(received.game)
+        if received.decision in CALLS:
+            splits = [c for c in received.legal if len(c.split()) > 2]  # "2 left 1 right"
+            return self.rng.choice(splits or list(received.legal))
+        if received.decision == "pass" and decline is not None and self.declines.get(player, 0) > 0:
+            self.declines[player] -= 1
+            return decline
         if received.decision == "pass":
             return " ".join(self.rng.sample(received.legal, pass_count))
         if received.decision == "discard":
@@ -220,16 +250,21 @@ class Table:
                                    reply_bytes(received, sender=recipient, body="accept"))
                 continue
             if kind != "your_turn":
-                for name in ("X-Hearts-Decision", "X-Hearts-Legal"):
+                for name in ("X-Hearts-Decision", "X-Hearts-Legal", "X-Hearts-Decline"):
                     if headers[name] is not None:
                         self.stray_headers.append((recipient, f"{kind}: {name}"))
                 continue
             received = Received.parse(message.raw)
-            body = self.answer(received)
+            if received.decision in CALLS:  # the calls, comma-separated: "3 left, 2 left 1 right, ..."
+                legal = tuple(" ".join(c.split()) for c in str(headers["X-Hearts-Legal"] or "").split(","))
+                received = dataclasses.replace(received, legal=tuple(c for c in legal if c))
+            decline = headers["X-Hearts-Decline"]
+            decline = None if decline is None else str(decline)
+            body = self.answer(received, recipient, decline)
             reply_id = make_msgid(domain=recipient.split("@")[1])
             self.asked.append(Asked(recipient, received.game, received.seat, received.kind,
                                     headers["X-Hearts-Phase"], received.decision, received.hand, received.legal,
-                                    received.reply_to, body, reply_id))
+                                    received.reply_to, body, reply_id, decline))
             self.log.append(f"{recipient} {received.decision} -> {body}")
             self.pipeline.send(recipient, received.reply_to,
                                reply_bytes(received, sender=recipient, body=body, message_id=reply_id))
