@@ -4,8 +4,11 @@ A :class:`GameState` is never changed in place: ``deal``, ``pass_cards``, ``play
 return a new state, or raise :class:`~pbem.engine.errors.IllegalMove` and leave the old one as it was.
 The life of a game::
 
-    deal ─> pass (every seat, in any order; skipped on a hold hand) ─> play (trick after trick)
-         ─> [moon: the shooter chooses, with moon=choice] ─> scored ─> deal … ─> over
+    [call: the dealer calls the pass, with dealer_calls_pass] ─> deal
+         ─> pass (every seat, in any order, or declines with pass_optional; skipped on a hold hand)
+         ─> [mix: a mix hand's passed cards dealt back, chance like a deal]
+         ─> play (trick after trick; [discard: the kitty's taker, with kitty_exchange])
+         ─> [moon: the shooter chooses, with moon=choice] ─> scored ─> [call] deal … ─> over
 
 Chance is outside the engine: a hand starts from an explicit deck (``deal(deck)``), which the move log
 records, so a game replays exactly.

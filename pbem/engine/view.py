@@ -2,7 +2,9 @@
 
 A seat sees its own hand, the cards it passed and (once every seat has passed) the cards it received,
 the trick on the table, the last finished trick, who has taken which cards (every card played is seen
-by the whole table), the totals and the history. It never sees another seat's hand or passes.
+by the whole table), the totals and the history. It never sees another seat's hand or passes, the
+cards of a mix before they are dealt back, or (RULES.md §6.3) cards forwarded through it after it
+declined to pass: it receives nothing.
 """
 
 from __future__ import annotations
