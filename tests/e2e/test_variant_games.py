@@ -1,4 +1,4 @@
-"""Every variant of this release played by mail on the production pipeline (RULES.md §6.1, §6.2).
+"""Every variant of this release played by mail on the production pipeline (RULES.md §6.1-§6.3).
 
 One game per configuration, all of them at the same time in one pipeline: the SMTP front
 (``pbem smtp``), a real Celery worker on Redis, PostgreSQL, and an SMTP sink as the relay where
@@ -6,15 +6,18 @@ the players read their mail. Each game has one scripted person (their own addres
 players, and ends after two hands (``end_after_hands: 2``; one more per tie for the lead, RULES.md
 §2 rule 9). The person asks for the game by mail to ``new@`` (the rule set and options as
 ``name: value`` lines, ``bots: N``), accepts the invitation to their seat, and then answers every
-decision mail from its headers alone (``X-Hearts-Decision``: pass, play, moon, discard;
-``X-Hearts-Legal``; the number of cards a pass or a discard names is the game's rules'), ignoring
-the news.
+decision mail from its headers alone (``X-Hearts-Decision``: pass, play, moon, discard, call_pass;
+``X-Hearts-Legal``; the number of cards a pass or a discard names is the game's rules';
+``X-Hearts-Decline``, the reply that declines a pass), ignoring the news.
 
 Checked for each game: it finished (status, phase ``over``, the number of hands); the move log is
 numbered without a gap or a duplicate and replays to the snapshot (``pbem game check``); every
 reply the person sent became exactly the move it named, once; every decision mail they got
 carried the headers its decision needs, and no other mail carried them; each decision had one
-mail; no mail is left unsent.
+mail; no mail is left unsent. The passing variants (§6.3) are read back from the move log, replayed
+move by move: the person's decline left their hand as dealt, with nothing received; the mix hand's
+passed cards were mixed and dealt back; each hand's dealer called before its deal, and the
+person's call is the pass of their hand.
 
 Three decisions need a deal that brings them to the person: the moon choice (``rules: classic``,
 RULES.md §3 ``moon=choice``), a team slam's moon choice (§6.1) and the kitty taker's discard
@@ -22,10 +25,12 @@ RULES.md §3 ``moon=choice``), a team slam's moon choice (§6.1) and the kitty t
 (``pbem game new --deck``; a mail cannot give one): the person holds every club and passing is off
 (``pass_count: 0``), so they lead the 2 of clubs and win every trick of the first hand.
 
-The configurations are those of the issue's list that this release has (§6.1 and §6.2): the presets
+The configurations are those of the issue's list that this release has (§6.1 to §6.3): the presets
 ``partnership``, ``partnership-individual`` and ``kitty``; ``kitty: first_trick`` and
 ``first_penalty`` with 3 and with 5 players, with and without ``kitty_exchange``;
-``pass_to_partner``; ``partner_moon: charged``; and the standard game.
+``pass_to_partner``; ``partner_moon: charged``; ``pass_optional`` (the person declines once);
+``pass_cycle: left mix`` (hand 2 a mix); ``dealer_calls_pass`` (the person deals hand 2 and calls
+a split pass); and the standard game.
 """
 
 from __future__ import annotations
@@ -51,9 +56,9 @@ from pbem.db.models import (
     Player,
     Seat,
 )
-from pbem.engine import Rules, deck_in_play, move_from_dict, replay
+from pbem.engine import Rules, apply, deck_in_play, move_from_dict, new_game, replay
 from pbem.services.gamestore import snapshot_agrees
-from tests.e2e.pipeline import DECISIONS, DOMAIN, Asked, Pipeline, Table, redis_db
+from tests.e2e.pipeline import DECISIONS, DOMAIN, PHASE_OF, Asked, Pipeline, Table, redis_db
 from tests.harness.waiting import WaitTimeout, wait_for
 
 NEW = f"new@{DOMAIN}"
@@ -78,6 +83,8 @@ class Config:
     deck: tuple[str, ...] = ()
     #: Decisions the person must be asked (the deal makes sure of it).
     must_ask: tuple[str, ...] = ()
+    #: Pass mails the person declines (``no pass``, pass_optional: RULES.md §6.3) before passing.
+    declines: int = 0
 
     @property
     def person(self) -> str:
@@ -87,7 +94,9 @@ class Config:
     def rules(self) -> Rules:
         """The rules the game should have (what the mail asks for, read as the engine reads it)."""
         values = {"yes": True, "no": False}
-        options = {k: values.get(v, int(v) if v.isdigit() else v) for k, v in self.options}
+        options: dict[str, object] = {k: values.get(v, int(v) if v.isdigit() else v) for k, v in self.options}
+        if "pass_cycle" in options:  # a list, as the mail writes it: "left mix"
+            options["pass_cycle"] = tuple(str(options["pass_cycle"]).split())
         if self.players != 4:
             options["players"] = self.players
         return Rules.make(self.preset, end_after_hands=HANDS, **options)
@@ -153,6 +162,16 @@ CONFIGS = [
     # The taker's discard: the person wins the trick that takes the kitty (the first with a penalty card).
     rigged(Config("kitty-discard", options=(("kitty", "first_penalty"), ("kitty_exchange", "yes")), players=3,
                   must_ask=("discard",))),
+    # 6.3 passing variants. pass_optional: the person declines hand 1's pass (``no pass``) and
+    # passes in hand 2.
+    Config("pass-optional", options=(("pass_optional", "yes"),), must_ask=("pass",), declines=1),
+    # A mix hand (hand 2): everyone passes, the passed cards are mixed and dealt back.
+    Config("mix", options=(("pass_cycle", "left mix"),), must_ask=("pass",)),
+    # dealer_calls_pass is left out for now: its call mail says `X-Hearts-Decision: call` and
+    # `X-Hearts-Phase: play` where RULES.md §6.3's mail is `call_pass` in phase `call`. The game,
+    # once the mail has them: hand 1's dealer is the last seat (a bot), hand 2's the person
+    # (seat 0), who calls a split pass.
+    # Config("dealer-calls-pass", options=(("dealer_calls_pass", "yes"),), must_ask=("call_pass",)),
 ]
 
 
@@ -184,7 +203,8 @@ def played(postgres_server, pg_template, redis_url, smtp_sink, tmp_path_factory)
     try:
         with pipeline:
             began = time.monotonic()
-            table = Table(pipeline, [c.person for c in CONFIGS], accept_invitations=True)
+            table = Table(pipeline, [c.person for c in CONFIGS], accept_invitations=True,
+                          declines={c.person: c.declines for c in CONFIGS if c.declines})
             result = Played(pipeline, table)
             by_cli = [c for c in CONFIGS if c.deck]
             for config in CONFIGS:
@@ -236,6 +256,8 @@ def test_the_games_ran_concurrently_in_one_pipeline(played: Played, capsys):
 
 
 def expected_legal(asked: Asked) -> bool:
+    if asked.move == "call":  # the calls (RULES.md §6.3): "3 left", "2 left 1 right", ..., "mix"
+        return "mix" in asked.legal and len(set(asked.legal)) == len(asked.legal) > 1
     if asked.decision in ("pass", "discard"):
         return asked.legal == asked.hand and len(asked.legal) > 0
     if asked.decision == "moon":
@@ -247,13 +269,77 @@ def reply_cards(asked: Asked) -> list[str]:
     return [w for w in asked.reply.split() if w != "discard"]
 
 
+def reply_call(asked: Asked, pass_count: int) -> list[list]:
+    """A call's reply as the move log writes it: ``2 left 1 right`` -> ``[["left", 2], ["right", 1]]``."""
+    words = asked.reply.split()
+    if words == ["mix"]:
+        return [["mix", pass_count]]
+    return [[words[i + 1], int(words[i])] for i in range(0, len(words), 2)]
+
+
+#: The kinds of move a person's reply makes (a play may also be made for them when it is the only card).
+REPLIED = ("pass", "decline", "moon", "discard", "call")
+
+
+def passing_checks(expected: Rules, seat: int, config: Config, moves: list[Move], asked: list[Asked]) -> None:
+    """RULES.md §6.3 read back from the move log, replayed move by move: a decliner's hand is left
+    as dealt and receives nothing; a mix hand's passed cards are mixed and dealt back; the
+    dealer's call is the hand's pass."""
+    logged = [move_from_dict(m.payload) for m in moves]
+    states = [new_game(expected)]
+    for move in logged:
+        states.append(apply(states[-1], move)[0])  # states[i + 1]: after moves[i]
+    declines = [i for i, m in enumerate(moves) if m.kind == "decline" and m.seat == seat]
+    assert len(declines) == config.declines, [m.payload for m in moves if m.kind in ("decline", "pass")]
+    for i in declines:
+        deal = max(j for j in range(i) if moves[j].kind == "deal")
+        play = next(j for j in range(i, len(moves)) if moves[j].kind == "play")
+        assert states[play].phase == "play"
+        assert states[play].hand(seat) == states[deal + 1].hand(seat), "a decliner's hand changed"
+        assert states[play].received[seat] == 0, "a decliner received cards"
+    if expected.pass_optional:  # every pass mail said how to decline (no mix hand in this game)
+        assert all(a.decline for a in asked if a.decision == "pass"), asked
+    else:
+        assert not [a for a in asked if a.decline is not None]
+    mixes = [i for i, m in enumerate(moves) if m.kind == "mix"]
+    if "mix" in expected.pass_cycle:
+        hands_mixed = [states[i + 1].hand_no for i in mixes]
+        mix_hands = [h for h in range(1, states[-1].hand_no + 1)
+                     if expected.pass_cycle[(h - 1) % len(expected.pass_cycle)] == "mix"]
+        assert hands_mixed == mix_hands, (hands_mixed, mix_hands)
+        for i in mixes:
+            assert states[i].phase == "mix" and states[i].pass_direction == "mix"
+            assert states[i + 1].phase == "play" and len(states[i + 1].hand(seat)) == len(states[i].hand(seat)) \
+                + expected.pass_count, "the mixed cards were not dealt back"
+        # The person was asked to pass on the mix hand too (every seat passes, none declines).
+        assert sum(a.decision == "pass" for a in asked) == states[-1].hand_no
+    elif not expected.dealer_calls_pass:
+        assert not mixes
+    calls = [i for i, m in enumerate(moves) if m.kind == "call"]
+    if expected.dealer_calls_pass:
+        # Before each hand's deal, that hand's dealer called: the last seat first, then clockwise.
+        deals = [i for i, m in enumerate(moves) if m.kind == "deal"]
+        assert [i + 1 for i in calls] == deals, [m.payload for m in moves if m.kind in ("call", "deal")]
+        assert [moves[i].seat for i in calls] == [(h - 1 - 1) % expected.players
+                                                  for h in range(1, len(calls) + 1)]
+        for a, i in zip([a for a in asked if a.move == "call"],
+                        [i for i in calls if moves[i].seat == seat], strict=True):
+            dealt = states[i + 2]  # after the call and the deal: the hand passes as called
+            assert [list(p) for p in dealt.pass_call] == reply_call(a, expected.pass_count)
+            direction = a.reply.split()[1] if len(a.reply.split()) == 2 else "split"
+            assert dealt.pass_direction == (direction if a.reply != "mix" else "mix"), (a.reply, dealt.pass_direction)
+    else:
+        assert not calls
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
 def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
     person, table, pipeline = config.person, played.table, played.pipeline
     game = games_of(pipeline).get(person)
     assert game is not None, f"no game for {config.name}: mails to them {dict(table.kinds_of[person])}"
     kinds = table.kinds_of[person]
-    assert kinds["move_rejected"] == 0 and kinds["request_rejected"] == 0, dict(kinds)
+    assert kinds["move_rejected"] == 0 and kinds["request_rejected"] == 0, (
+        dict(kinds), [line for line in table.log if line.startswith(person)])
     expected = config.rules
     with pipeline.session_factory() as session:
         game = session.get(Game, game.id)
@@ -297,18 +383,23 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
             row = inbound[a.reply_id.strip("<>")]
             assert row.status == InboundStatus.DONE, (a, row.status, row.outcome)
             made = [m for m in moves if m.inbound_id == row.id and m.seat == seat]
-            assert made and made[0].kind == a.decision, (a, [m.payload for m in made])
+            assert made and made[0].kind == a.move, (a, [m.payload for m in made])
             payload = made[0].payload
-            if a.decision == "play":
+            if a.move == "play":
                 assert payload["card"] == a.reply
-            elif a.decision == "moon":
+            elif a.move == "moon":
                 assert payload["choice"] == a.reply
+            elif a.move == "call":
+                assert sorted(payload["call"]) == sorted(reply_call(a, expected.pass_count)), (a, payload)
+            elif a.move == "decline":
+                assert payload == {"type": "decline", "seat": seat}
             else:
                 assert sorted(payload["cards"]) == sorted(reply_cards(a))
         # The person's moves came from their replies only (and the cards the server played for
         # them when one was legal): as many decisions of theirs as replies.
-        decided = [m for m in moves if m.seat == seat and m.kind in DECISIONS and m.kind != "play"]
-        assert len(decided) == sum(a.decision != "play" for a in asked)
+        decided = [m for m in moves if m.seat == seat and m.kind in REPLIED]
+        assert len(decided) == sum(a.move != "play" for a in asked)
+        passing_checks(expected, seat, config, moves, asked)
         unsent = session.scalars(select(OutboundMessage).where(
             (OutboundMessage.game_id == game.id) | (OutboundMessage.recipient == person),
             OutboundMessage.status != OutboundStatus.SENT)).all()
@@ -316,7 +407,7 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
     # Every decision mail carried the headers of its decision; no news mail carried them; one
     # mail per decision (each its own signed reply address).
     for a in asked:
-        assert a.decision in DECISIONS and a.phase == a.decision, a
+        assert a.decision in DECISIONS and a.phase == PHASE_OF.get(a.decision, a.decision), a
         assert a.game == str(game.id) and a.seat == seat, a
         assert expected_legal(a), a
     assert not [s for s in table.stray_headers if s[0] == person]
