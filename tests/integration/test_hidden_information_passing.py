@@ -2,6 +2,10 @@
 across every channel a player has: every part and header of every mail, the ``status`` and
 ``history`` replies, the game page and the replay (the checks of tests/integration/test_hidden_information.py).
 
+* ``pass_optional``: the scripted human in seat 0 declines (``no pass``); the person in seat 1 passes
+  to the right, so their cards go on through seat 0, unseen (RULES.md §6.3 "a player who declined
+  never sees the forwarded cards"): none of them is named to seat 0 before it is played, and seat 0
+  is told nothing it received.  Nobody else is told that seat 0 declined.
 * ``mix`` with a kitty (RULES.md §6.2: the kitty is shuffled in and a new one dealt): the human sees
   only the cards dealt back to them, never another seat's pass, the old kitty or the new one.
 """
@@ -23,7 +27,7 @@ from pbem.mail.links import game_link
 from pbem.services.app import Services
 from pbem.web import create_app
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import Mailbox, answer, new_game as mail_game, parsed, state_of
+from tests.integration.mailplay import Mailbox, answer, new_game as mail_game, parsed, prose_of, state_of
 from tests.integration.test_hidden_information import HUMAN, Watch, deck_for, lowest, lowest_cards
 
 ORDER = "23456789TJQKA"
@@ -90,6 +94,29 @@ def play_on(svc: Services, client: FlaskClient, watch: Watch, box: Mailbox, *, p
     raise AssertionError("the hand never ended")
 
 
+def test_a_decliner_never_learns_the_cards_forwarded_through_them(svc: Services, client: FlaskClient) -> None:
+    options: dict[str, object] = dict(pass_optional=True, pass_cycle=("right",), end_after_hands=1, tie="share")
+    game_id, mails = mail_game(svc, people=2, seed="hidden-decline", **options)
+    box = Mailbox(list(mails))
+    human = tuple(state_of(svc, game_id).hand(HUMAN))
+    watch = Watch(svc, game_id, client, (), human)
+    watch.mails(mails)
+    watch.pages()
+    assert "Passing is optional this hand" in client.get(page_path(svc, game_id)).get_data(as_text=True)
+    play_on(svc, client, watch, box, people=2, decline=True)
+    assert watch.problems == {}
+    moves = passes_of(svc, game_id)
+    assert moves[HUMAN] == "decline" and isinstance(moves[1], list), moves
+    forwarded = set(moves[1])
+    assert forwarded and not forwarded & set(human)
+    # The human's page says they declined; seat 1's mails and game page never say who declined.
+    assert "You declined to pass" in client.get(page_path(svc, game_id)).get_data(as_text=True)
+    for mail in box.to(1):
+        for line in prose_of(mail).splitlines():
+            assert not ("Player 0" in line and "declin" in line.lower()), line
+    assert "declin" not in client.get(page_path(svc, game_id, 1)).get_data(as_text=True).lower()
+
+
 def test_a_mix_hand_the_human_sees_only_what_is_dealt_back(svc: Services, client: FlaskClient) -> None:
     kitty = ("AH", "KH", "9D", "8C")
     options: dict[str, object] = dict(kitty="penalty", pass_cycle=("mix",), end_after_hands=1, tie="share")
@@ -106,8 +133,8 @@ def test_a_mix_hand_the_human_sees_only_what_is_dealt_back(svc: Services, client
     assert "the passed cards are mixed and dealt back" in html
 
 
-def page_path(svc: Services, game_id: int) -> str:
-    return urlparse(game_link(svc.settings, game_id, HUMAN)).path
+def page_path(svc: Services, game_id: int, seat: int = HUMAN) -> str:
+    return urlparse(game_link(svc.settings, game_id, seat)).path
 
 
 def passes_of(svc: Services, game_id: int) -> dict[int, object]:

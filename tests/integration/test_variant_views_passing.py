@@ -14,8 +14,11 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from urllib.parse import urlparse
+
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 
 from pbem.engine import (
     CALL,
@@ -31,10 +34,12 @@ from pbem.engine import (
     Rules,
     shuffled_mix,
 )
+from pbem.mail.links import game_link
+from pbem.services.app import Services
 from pbem.services.seat_knowledge import seat_facts
 from pbem.web import create_app
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import make_services
+from tests.integration.mailplay import make_services, new_game as mail_game
 from tests.integration.test_variant_views import Table, cards_in, render
 
 
@@ -288,3 +293,24 @@ def test_the_help_page_explains_declining_calls_and_the_mix(app: Flask) -> None:
     assert "responda “não passo”" in pt and "Outras formas de passar" in pt
     assert "răspundeți „nu dau”" in ro and "Alte feluri de a da cărțile" in ro
 
+
+
+# --- through the real services and the web front ----------------------------------------------
+
+
+@pytest.fixture
+def client(svc: Services) -> Iterator[FlaskClient]:
+    app: Flask = create_app(svc.settings, clock=svc.clock)
+    yield app.test_client()
+    runtime(app).dispose()
+
+
+def test_a_game_that_starts_with_the_dealers_call_says_who_calls(svc: Services, client: FlaskClient) -> None:
+    """RULES.md §6.3: the game starts in the call phase (seat 4 deals first): the dealer's page asks
+    for the call and lists the calls, the others' pages say who calls."""
+    game_id, _mails = mail_game(svc, people=4, seed="call-page", dealer_calls_pass=True)
+    pages = {seat: re.sub(r"\s+", " ", client.get(urlparse(game_link(svc.settings, game_id, seat)).path)
+                          .get_data(as_text=True)) for seat in (0, 3)}
+    assert "It is your turn: call the pass for hand 1." in pages[3] and "a mix." in pages[3]
+    assert "Hand 1 is about to be dealt: Player 3 calls its pass." in pages[0]
+    assert "You may call" not in pages[0]
