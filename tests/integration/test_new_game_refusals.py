@@ -82,6 +82,11 @@ REFUSALS: dict[str, tuple[dict, str, tuple[str, ...]]] = {
                                  "of the deck", ("kitty: penalty", "removed_cards")),
     "KITTY_EXCHANGE_NEEDS_KITTY": ({}, "“kitty_exchange” exchanges cards with the kitty, so it needs one",
                                    ("kitty_exchange", "kitty: penalty", "kitty: first_trick", "kitty: first_penalty")),
+    # §6.3 passing variants
+    "CALL_NEEDS_PASSING": ({}, "“dealer_calls_pass” lets the dealer call each hand's pass, so it needs passing",
+                           ("dealer_calls_pass", "pass_count: 0")),
+    "CALL_WITH_PASS_TO_PARTNER": ({}, "With “pass_to_partner” every pass goes to your partner, so there is nothing "
+                                  "for the dealer to call", ("dealer_calls_pass", "pass_to_partner")),
     # the option reader's and the timing's
     "NOT_A_MAP": ({"option": "extra_penalties", "value": "KS ten"}, "“extra_penalties” takes cards with their "
                   "points, such as “extra_penalties: KS 10, AS 7”, not “KS ten”.", ("extra_penalties", "KS ten")),
