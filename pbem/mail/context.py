@@ -670,6 +670,12 @@ class HistoryHand:
     kitty_trick: int | None = None
     kitty: tuple[str, ...] = ()
     discarded: tuple[str, ...] = ()
+    #: The passing variants (RULES.md §6.3): the dealer's call and who made it (public), whether the
+    #: recipient declined this hand's pass (their own only), their split pass by direction.
+    pass_call: tuple[tuple[str, int], ...] = ()
+    caller: int | None = None
+    declined: bool = False
+    passed_packets: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,5 +226,9 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
             kitty_trick=hand.kitty_trick,
             kitty=hand.kitty,
             discarded=hand.discarded,
+            pass_call=hand.pass_call,
+            caller=hand.caller,
+            declined=hand.declined,
+            passed_packets=hand.passed_packets,
         ))
     return tuple(hands)

@@ -12,6 +12,7 @@ across every channel a player has: every part and header of every mail, the ``st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
@@ -27,7 +28,7 @@ from pbem.mail.links import game_link
 from pbem.services.app import Services
 from pbem.web import create_app
 from pbem.web.runtime import runtime
-from tests.integration.mailplay import Mailbox, answer, new_game as mail_game, parsed, prose_of, state_of
+from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
 from tests.integration.test_hidden_information import HUMAN, Watch, deck_for, lowest, lowest_cards
 
 ORDER = "23456789TJQKA"
@@ -115,6 +116,20 @@ def test_a_decliner_never_learns_the_cards_forwarded_through_them(svc: Services,
         for line in prose_of(mail).splitlines():
             assert not ("Player 0" in line and "declin" in line.lower()), line
     assert "declin" not in client.get(page_path(svc, game_id, 1)).get_data(as_text=True).lower()
+    # The history reply tells the decliner they declined (and only them).
+    reply = [m for m in answer(svc, box.to(HUMAN)[-1], "history") if m.recipient == address(HUMAN)][-1]
+    assert "You declined the pass: you kept your hand and received no cards." in prose_of(reply)
+    other = [m for m in answer(svc, box.to(1)[-1], "history") if m.recipient == address(1)][-1]
+    assert "declined" not in prose_of(other)
+
+
+def test_the_history_reply_names_the_dealers_call(svc: Services) -> None:
+    """RULES.md §6.3: "The call is told to everyone with the deal" — and the history reply keeps it."""
+    game_id, mails = mail_game(svc, people=1, seed="history-call", dealer_calls_pass=True, pass_cycle=("left",))
+    state = state_of(svc, game_id)
+    assert state.hand_no == 1 and state.pass_call, (state.phase, state.pass_call)
+    reply = [m for m in answer(svc, Mailbox(list(mails)).to(HUMAN)[-1], "history") if m.recipient == address(HUMAN)][-1]
+    assert re.search(r"\S called “[^”]+” for this hand\.", prose_of(reply)), prose_of(reply)
 
 
 def test_a_mix_hand_the_human_sees_only_what_is_dealt_back(svc: Services, client: FlaskClient) -> None:
