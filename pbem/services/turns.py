@@ -22,7 +22,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbem.bots import bot_view, get_bot
+from pbem.bots import decide, get_bot
 from pbem.db.models import Game, GameStatus, Move, Seat, SeatStatus
 from pbem.engine import (
     CALL,
@@ -42,7 +42,6 @@ from pbem.engine import (
     GameState,
     HandScored,
     MixCards,
-    PassCards,
     PlayCard,
     apply,
     shuffled_deck,
@@ -190,22 +189,13 @@ def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[in
 
 
 def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> EngineMove:
+    """The computer player's move for ``seat`` (``pbem.bots.decide``: the method the phase calls
+    for), seeded by the game and the move's number, with the hand's tricks from the move log."""
     game = turn.game
     row = turn.seat_row(seat)
     bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
     state = turn.state
-    view = bot_view(state, seat, hand_tricks(session, game, state))
-    if state.phase == CALL:
-        return CallPass(seat, tuple(bot.choose_call(view)))
-    if state.phase == PASS:
-        if state.may_decline and bot.choose_decline(view):  # pass_optional (RULES.md §6.3)
-            return DeclinePass(seat)
-        return PassCards(seat, tuple(bot.choose_pass(view)))
-    if state.phase == PLAY:
-        return PlayCard(seat, bot.choose_play(view))
-    if state.phase == DISCARD:
-        return DiscardKitty(seat, tuple(bot.choose_discard(view)))
-    return ChooseMoon(seat, bot.choose_moon(view))
+    return decide(bot, state, seat, hand_tricks(session, game, state))
 
 
 def deadline_default(state: GameState, seat: int) -> EngineMove | None:
