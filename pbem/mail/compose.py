@@ -351,7 +351,9 @@ class MailComposer:
                 f"X-Hearts-Hand: {canonical_cards(game.hand)}",
             ]
             if isinstance(context.detail, YourTurn):  # one decision, one mail: only this one
-                lines.append(f"X-Hearts-Decision: {context.detail.decision}")
+                # The header values: the dealer's call is ``call_pass`` (RULES.md §6.3).
+                decision = "call_pass" if context.detail.decision == "call" else context.detail.decision
+                lines.append(f"X-Hearts-Decision: {decision}")
                 lines.append(_folded("X-Hearts-Legal", legal_header(context.detail, game)))
                 if context.detail.decision == "pass" and game.may_decline:  # pass_optional (RULES.md §6.3)
                     lines.append("X-Hearts-Decline: no pass")

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
-from pbem.engine import CALL, DEAL, DISCARD, MOON, OVER, PASS, PLAY, GameState
+from pbem.engine import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PLAY, GameState
 from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
 from pbem.mail.addresses import claimed_game_id, make_reply_address
@@ -157,7 +157,8 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
     return TableView(
         rows=rows,
         names=seat_names(list(rows)),
-        phase={PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon", OVER: "over"}.get(state.phase, "play"),
+        phase={CALL: "call", DEAL: "deal", MIX: "mix", PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon",
+               OVER: "over"}.get(state.phase, "play"),
         trick=tuple(mc.Play(s, c) for s, c in state.trick_cards()),
         last_trick=last,
         to_act=to_act,

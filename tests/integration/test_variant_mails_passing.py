@@ -49,7 +49,7 @@ def test_the_dealer_calls_by_mail_refused_with_the_calls_then_accepted_and_told_
         svc: Services) -> None:
     table = start_with_deck(svc, LONG, DECK, people=4, dealer_calls_pass=True)
     ask = table.latest(3, "your_turn")
-    assert header(ask, "X-Hearts-Decision") == "call"
+    assert header(ask, "X-Hearts-Decision") == "call_pass"
     legal = header(ask, "X-Hearts-Legal")
     assert legal is not None and legal.startswith("3 left, 2 left 1 right, ")
     assert "1 left 1 right 1 across" in legal and legal.endswith("3 across, mix")

@@ -48,7 +48,8 @@ def test_the_call_decision_mail_lists_the_calls_in_its_headers_and_its_text(comp
     state = new_game(CALLING)
     assert state.phase == "call" and state.next_dealer == 3
     ctx, message, text = mail(composer, state, 3, YourTurn("call"))
-    assert header(message, "X-Hearts-Decision") == "call"
+    assert header(message, "X-Hearts-Decision") == "call_pass"
+    assert header(message, "X-Hearts-Phase") == "call"
     legal = header(message, "X-Hearts-Legal")
     calls = [", ".join(" ".join(f"{n} {d}" if d != "mix" else d for d, n in c) for c in state.call_choices())]
     assert legal == calls[0]
