@@ -154,3 +154,17 @@ def test_declining_replies_in_three_languages(reply: str) -> None:
 
 def test_cards_are_still_a_pass_when_declining_is_allowed() -> None:
     assert parse_command("QS AH KH", expected="pass") == Pass(("QS", "AH", "KH"))
+
+
+def test_the_help_mail_says_how_to_call_and_how_to_decline(composer) -> None:
+    from pbem.mail.samples import sample_contexts
+
+    for language, call, decline in (("en", "2 left 1 right, 3 across, mix.", "reply “no pass”"),
+                                    ("pt", "2 esquerda 1 direita, 3 frente, misturar.", "responda “não passo”"),
+                                    ("ro", "2 stânga 1 dreapta, 3 în față, amestec.", "răspundeți „nu dau”")):
+        ctx = sample_contexts(language)["help"][0]
+        message = message_from_bytes(composer.compose(ctx.kind, ctx).raw, policy=policy.default)
+        text = " ".join(message.get_body(("plain",)).get_content().split())  # type: ignore[union-attr]
+        assert call in text and decline in text
+        for reply in (call.rstrip(".").split(", ")):
+            assert isinstance(parse_command(reply, expected="call"), CallCommand)
