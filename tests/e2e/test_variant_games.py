@@ -167,11 +167,9 @@ CONFIGS = [
     Config("pass-optional", options=(("pass_optional", "yes"),), must_ask=("pass",), declines=1),
     # A mix hand (hand 2): everyone passes, the passed cards are mixed and dealt back.
     Config("mix", options=(("pass_cycle", "left mix"),), must_ask=("pass",)),
-    # dealer_calls_pass is left out for now: its call mail says `X-Hearts-Decision: call` and
-    # `X-Hearts-Phase: play` where RULES.md §6.3's mail is `call_pass` in phase `call`. The game,
-    # once the mail has them: hand 1's dealer is the last seat (a bot), hand 2's the person
-    # (seat 0), who calls a split pass.
-    # Config("dealer-calls-pass", options=(("dealer_calls_pass", "yes"),), must_ask=("call_pass",)),
+    # dealer_calls_pass: hand 1's dealer is the last seat (a bot), hand 2's the person (seat 0),
+    # who calls a split pass.
+    Config("dealer-calls-pass", options=(("dealer_calls_pass", "yes"),), must_ask=("call_pass",)),
 ]
 
 
