@@ -625,6 +625,28 @@ class GameState:
         self.to_move = leader
         self._legal = -1
 
+    def _cards_held(self, seat: int, cards: tuple[str, ...]) -> tuple[list[int], int]:
+        """The indices (in the order given) and the mask of distinct cards ``seat`` holds, for a pass or
+        a discard; refused with the first problem: an unknown card, a card named twice, or every card
+        named that is not in the hand (so one refusal names them all)."""
+        hand = self.hand_mask(seat)
+        chosen = []
+        mask = 0
+        missing = []
+        for c in cards:
+            i = CARD_INDEX.get(c) if isinstance(c, str) else None
+            if i is None:
+                raise IllegalMove(Reason.UNKNOWN_CARD, text=str(c))
+            if mask >> i & 1:
+                raise IllegalMove(Reason.DUPLICATE_CARD, card=c)
+            if not hand >> i & 1:
+                missing.append(c)
+            mask |= 1 << i
+            chosen.append(i)
+        if missing:
+            raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
+        return chosen, mask
+
     def _pass(self, seat: int, cards: tuple[str, ...], out: list | None) -> "GameState":
         if self.phase != PASS:
             if self.phase == PLAY and self.pass_direction == "hold":
@@ -637,22 +659,7 @@ class GameState:
         t = self.t
         if len(cards) != t.pass_count:
             raise IllegalMove(Reason.WRONG_PASS_COUNT, expected=t.pass_count, given=len(cards))
-        hand = self.hand_mask(seat)
-        chosen = []
-        mask = 0
-        missing = []  # every card of the pass not in the hand, so one refusal names them all
-        for c in cards:
-            i = CARD_INDEX.get(c)
-            if i is None:
-                raise IllegalMove(Reason.UNKNOWN_CARD, text=str(c))
-            if mask >> i & 1:
-                raise IllegalMove(Reason.DUPLICATE_CARD, card=c)
-            if not hand >> i & 1:
-                missing.append(c)
-            mask |= 1 << i
-            chosen.append(i)
-        if missing:
-            raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
+        chosen, mask = self._cards_held(seat, cards)
         s = self._copy()
         h = self._h
         passes = list(h.passes)
@@ -948,20 +955,7 @@ class GameState:
         t = self.t
         if len(cards) != t.kitty_size:
             raise IllegalMove(Reason.WRONG_DISCARD_COUNT, expected=t.kitty_size, given=len(cards))
-        hand = self.hand_mask(seat)
-        mask = 0
-        missing = []
-        for c in cards:
-            i = CARD_INDEX.get(c) if isinstance(c, str) else None
-            if i is None:
-                raise IllegalMove(Reason.UNKNOWN_CARD, text=str(c))
-            if mask >> i & 1:
-                raise IllegalMove(Reason.DUPLICATE_CARD, card=c)
-            if not hand >> i & 1:
-                missing.append(c)
-            mask |= 1 << i
-        if missing:
-            raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
+        _, mask = self._cards_held(seat, cards)
         s = self._copy()
         s._hands = self._hands & ~(mask << 52 * seat)
         k = self._k
