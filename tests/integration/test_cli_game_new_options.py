@@ -6,7 +6,6 @@ before; a refusal is the sentence a player would read, in English, never a raw c
 
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 from pbem.db.models import Game
@@ -15,7 +14,6 @@ from pbem.engine import Rules
 from pbem.services.app import Services
 from tests.integration.test_cli_game_new import env, game_new, games, started, svc  # noqa: F401 (fixtures)
 
-HAS_VARIANTS = {"partnership", "kitty"} <= {f.name for f in dataclasses.fields(Rules)}
 
 
 def table(svc: Services, game_id: int) -> tuple[Rules, list[str | None]]:  # noqa: F811 (the fixture's name)
@@ -46,7 +44,6 @@ def test_lists_maps_and_strengths_as_in_a_mail(env: dict[str, str], svc: Service
     assert (rules.preset, rules.players, bots) == ("black-maria", 4, [None, "random", "heuristic", "strong"])
 
 
-@pytest.mark.skipif(not HAS_VARIANTS, reason="the engine has no partnership or kitty yet")
 def test_the_variants_options(env: dict[str, str], svc: Services) -> None:  # noqa: F811
     game_id = started(env, "--player=ana@players.test", "--bots", "2", "--option", "players=3",
                       "--option", "kitty=first trick", "--option", "kitty_exchange=yes")

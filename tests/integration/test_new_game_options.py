@@ -7,10 +7,8 @@ the test's database; what was created is read back from it.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
-import pytest
 from sqlalchemy import select
 
 from pbem.db.models import Game, OutboundMessage, SeatStatus
@@ -21,9 +19,6 @@ from tests.integration.mailplay import DOMAIN, deliver, last_outcome, prose_of, 
 
 NEW = f"new@{DOMAIN}"
 _ids = itertools.count(1)
-#: Options of §6 that exist once the engine has them (RULES.md §6.1, §6.2).
-HAS_VARIANTS = {"partnership", "kitty"} <= {f.name for f in dataclasses.fields(Rules)}
-needs_variants = pytest.mark.skipif(not HAS_VARIANTS, reason="the engine has no partnership or kitty yet")
 
 
 def request(svc: Services, body: str, sender: str = "ana@players.test") -> list[OutboundMessage]:
@@ -77,7 +72,6 @@ def test_players_n_by_mail_makes_that_many_seats(svc: Services) -> None:
     assert "“players” needs a whole number" in text and "“five”" in text
 
 
-@needs_variants
 def test_players_with_the_variants_options(svc: Services) -> None:
     request(svc, "new game\nplayers: 3\nkitty: first trick\nkitty_exchange: yes\nbots: 2")
     rules, seats = created(svc)
@@ -150,8 +144,7 @@ def test_unknown_names_and_presets_are_answered_with_the_closest(svc: Services) 
     text = refusal(svc, "new game\nrules: parnership\nbots: 3")
     assert "There is no rule set called “parnership”." in text
     assert "The rule sets are: " in text and "black-maria" in text and "standard" in text
-    if HAS_VARIANTS:
-        assert "Did you mean “partnership”?" in text and "partnership-individual" in text and "kitty" in text
+    assert "Did you mean “partnership”?" in text and "partnership-individual" in text and "kitty" in text
     assert "UNKNOWN_PRESET" not in text and "UNKNOWN_OPTION" not in text
 
 
@@ -169,11 +162,10 @@ def test_combinations_the_rules_refuse_are_explained(svc: Services) -> None:
     assert "cannot be played with “moon: none”" in text
     text = refusal(svc, "new game\nmoon: " + "x" * 300 + "\nbots: 3")  # quoted back, but not all of it
     assert f"“{'x' * 60}” is not a choice for “moon”" in text and "x" * 61 not in text
-    if HAS_VARIANTS:
-        text = refusal(svc, "new game\nplayers: 5\npartnership: team\nbots: 4")
-        assert "a partnership game is played by 4 players, not 5" in text
-        text = refusal(svc, "new game\nkitty: first_trick\nbots: 3")
-        assert "“kitty: first_trick” is played by 3 or 5 players, not 4." in text
+    text = refusal(svc, "new game\nplayers: 5\npartnership: team\nbots: 4")
+    assert "a partnership game is played by 4 players, not 5" in text
+    text = refusal(svc, "new game\nkitty: first_trick\nbots: 3")
+    assert "“kitty: first_trick” is played by 3 or 5 players, not 4." in text
 
 
 def test_the_example_a_refusal_shows_is_a_mail_that_works(svc: Services) -> None:
