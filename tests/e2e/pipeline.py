@@ -9,6 +9,7 @@ address of the mail they answer.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import smtplib
 import subprocess
@@ -78,12 +79,18 @@ class Pipeline:
         self._engine = engine
 
     def start(self) -> "Pipeline":
-        log = open(self.tmp_path / "smtp.log", "wb")
-        self.smtp = subprocess.Popen(pbem_command("smtp"), env=pbem_environment(self.env), cwd=self.tmp_path,
-                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        wait_for(self._smtp_up, timeout=30, message="the SMTP front to listen")
-        self.worker.start()
+        """The SMTP front and the worker, started side by side (each takes seconds to import and
+        get ready); both stopped again if either does not come up."""
+        with open(self.tmp_path / "smtp.log", "wb") as log:
+            self.smtp = subprocess.Popen(pbem_command("smtp"), env=pbem_environment(self.env), cwd=self.tmp_path,
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        try:
+            self.worker.start()
+            wait_for(self._smtp_up, timeout=30, message="the SMTP front to listen")
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def _smtp_up(self) -> bool:
@@ -109,6 +116,19 @@ class Pipeline:
     def cli(self, *args: str) -> str:
         out = subprocess.run(pbem_command(*args), env=pbem_environment(self.env), check=True,
                              capture_output=True, text=True, timeout=120)
+        return out.stdout
+
+    def cli_each(self, commands: list[list[str]]) -> str:
+        """Several ``pbem`` commands, one after the other, each a whole invocation of the command
+        line (its arguments parsed, its settings read from the environment) in one process: the
+        imports and the mail templates are loaded once instead of once per command. Stops at the
+        first that fails (the process exits non-zero with its error)."""
+        script = ("import json, sys\nfrom pbem.cli import main\n"
+                  "for args in json.loads(sys.argv[1]):\n    main(args, standalone_mode=False)\n")
+        out = subprocess.run([sys.executable, "-c", script, json.dumps(commands)], env=pbem_environment(self.env),
+                             capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError(f"pbem commands failed ({out.returncode}):\n{out.stdout}\n{out.stderr[-4000:]}")
         return out.stdout
 
     def send(self, sender: str, recipient: str, raw: bytes) -> None:

@@ -208,9 +208,10 @@ def played(postgres_server, pg_template, redis_url, smtp_sink, tmp_path_factory)
             for config in CONFIGS:
                 if config not in by_cli:
                     pipeline.send(config.person, NEW, config.mail())
-            # The command-line games are made while the others play (each `pbem game new` is a process).
-            commands = ThreadPoolExecutor(max_workers=2)
-            made = [commands.submit(pipeline.cli, *c.cli()) for c in by_cli]
+            # The command-line games are made while the others play: their `pbem game new` commands
+            # one after the other in one process of their own.
+            commands = ThreadPoolExecutor(max_workers=1)
+            made = [commands.submit(pipeline.cli_each, [c.cli() for c in by_cli])]
 
             quiet_since = [time.monotonic()]
 
