@@ -24,7 +24,8 @@ What every message carries:
 - for bots and filters: ``X-Hearts-Kind``, ``X-Hearts-Game``, ``X-Hearts-Seat``,
   ``X-Hearts-Phase``, ``X-Hearts-Hand`` (canonical cards, space separated);
   ``X-Hearts-Decision`` and ``X-Hearts-Legal`` on the one mail that asks for a decision
-  (``your_turn``: one decision, one mail) and on no other (`legal_header`).
+  (``your_turn``: one decision, one mail) and on no other (`legal_header`); with them
+  ``X-Hearts-Decline`` (a pass that may be declined) and ``X-Hearts-Charge-Limit`` (a charge).
 
 News mails (a context with ``unsubscribe``) also carry ``List-Unsubscribe`` (the https link
 first, then the mailto) and ``List-Unsubscribe-Post: List-Unsubscribe=One-Click`` (RFC 8058).
@@ -93,7 +94,11 @@ def call_reply(call: Sequence[Sequence[object]]) -> str:
 def legal_header(detail: YourTurn, game: GameContext) -> str:
     """``X-Hearts-Legal`` of a decision mail: what a reply may name.  To play: the legal cards;
     to pass: the hand (any ``pass_count`` of them); to discard (``kitty_exchange``, RULES.md
-    §6.2): the hand with the kitty (any ``discard_count`` of them); a moon choice: ``old new``."""
+    §6.2): the hand with the kitty (any ``discard_count`` of them); a moon choice: ``old new``; to
+    charge (Turbo Hearts, RULES.md §6.4): the chargeable cards held, any of them up to
+    ``X-Hearts-Charge-Limit``, then ``none`` (the reply that charges nothing): ``QS TC none``."""
+    if detail.decision == "charge":
+        return " ".join(filter(None, (canonical_cards(game.charge_choices), "none")))
     if detail.decision == "call":  # dealer_calls_pass (RULES.md §6.3): the calls, as replies
         return ", ".join(call_reply(call) for call in game.call_choices)
     if detail.decision in ("pass", "discard"):
@@ -357,6 +362,8 @@ class MailComposer:
                 lines.append(_folded("X-Hearts-Legal", legal_header(context.detail, game)))
                 if context.detail.decision == "pass" and game.may_decline:  # pass_optional (RULES.md §6.3)
                     lines.append("X-Hearts-Decline: no pass")
+                if context.detail.decision == "charge":  # Turbo Hearts (RULES.md §6.4)
+                    lines.append(f"X-Hearts-Charge-Limit: {int(game.charge_limit)}")
         unsubscribe = context.unsubscribe
         if unsubscribe is not None:
             targets = [f"<{_check_header_value(unsubscribe.url)}>"]

@@ -22,6 +22,8 @@ from typing import ClassVar, Literal
 __all__ = [
     "BounceNotice",
     "CardPlayed",
+    "ChargeDone",
+    "ChargesRevealed",
     "Digest",
     "DigestGame",
     "FinishedTrick",
@@ -81,8 +83,8 @@ __all__ = [
 ]
 
 PassDirection = Literal["left", "right", "across", "hold", "scatter", "mix", "split"]
-Phase = Literal["call", "deal", "pass", "mix", "play", "discard", "moon", "over"]
-Decision = Literal["call", "pass", "play", "discard", "moon"]
+Phase = Literal["call", "deal", "pass", "mix", "charge", "play", "discard", "moon", "over"]
+Decision = Literal["call", "pass", "charge", "play", "discard", "moon"]
 
 
 def _frozen_mapping(value: Mapping[str, object] | None) -> Mapping[str, object]:
@@ -110,12 +112,38 @@ class Play:
 
 @dataclass(frozen=True, slots=True)
 class FinishedTrick:
-    """A complete trick: its cards in playing order (the first is the lead), who took it."""
+    """A complete trick: its cards in playing order (the first is the lead), who took it.
+
+    A boosted trick (RULES.md §6.5 Booster Nines) has two rounds: ``plays`` holds both, the first
+    round's then the second's, each led by the trick's leader."""
 
     number: int  # 1-based within the hand
     plays: tuple[Play, ...]
     winner: int
     points: int
+    boosted: bool = False
+
+    @property
+    def first_round(self) -> tuple[Play, ...]:
+        return self.plays[: len(self.plays) // 2] if self.boosted else self.plays
+
+    @property
+    def boost_round(self) -> tuple[Play, ...]:
+        """The second round of a boosted trick (empty otherwise)."""
+        return self.plays[len(self.plays) // 2:] if self.boosted else ()
+
+    @property
+    def booster(self) -> Play | None:
+        """The nine that boosted the trick: the first nine of the led suit in its first round."""
+        return _booster(self.first_round) if self.boosted else None
+
+
+def _booster(first_round: tuple[Play, ...]) -> Play | None:
+    """RULES.md §6.5: a nine led, or played following suit, boosts the trick (the first one names it)."""
+    if not first_round:
+        return None
+    led = first_round[0].card[1]
+    return next((p for p in first_round if p.card[0] == "9" and p.card[1] == led), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +151,14 @@ class Moon:
     """A moon (or sun) shot in a hand, and how it was scored.
 
     ``kind`` is ``moon`` (every penalty card) or ``sun`` (every trick); ``scoring`` is
-    ``old`` (everyone else takes M), ``new`` (the shooter takes -M) or ``none`` (the rules
-    have no moon: the shooter simply scores M).
+    ``old`` (everyone else takes M), ``new`` (the shooter takes -M), ``none`` (the rules
+    have no moon: the shooter simply scores M) or ``win`` (RULES.md §6.7 ``moon=win``: the shooter
+    wins the game at once; the hand adds nothing to the totals).
     """
 
     shooter: int
     kind: Literal["moon", "sun"] = "moon"
-    scoring: Literal["old", "new", "none"] = "old"
+    scoring: Literal["old", "new", "none", "win"] = "old"
     total: int = 26
     #: A team's slam (RULES.md §6.1 ``team``): ``shooter`` and their partner took it together.
     team: bool = False
@@ -260,10 +289,56 @@ class GameContext:
     call_choices: tuple[tuple[tuple[str, int], ...], ...] = ()
     may_decline: bool = False
     declined: bool = False
+    #: Turbo Hearts (RULES.md §6.4): the most cards one player may charge; every chargeable card in
+    #: play with its value before any charge (``charge_values``: Q♠ 13, the bonus card its bonus, A♥ a
+    #: heart's, 10♣ 0); the chargeable cards the recipient holds while it is to charge; the recipient's
+    #: own charge (None while undecided); every seat's charge once all have decided (``charges``, by
+    #: seat: ``()`` before the reveal, for what another seat charges is hidden until then); the suits
+    #: led in this hand's finished tricks (a charged card waits for the first trick of its suit).
+    turbo: bool = False
+    charge_limit: int = 4
+    charge_values: tuple[tuple[str, int], ...] = ()
+    charge_choices: tuple[str, ...] = ()
+    own_charge: tuple[str, ...] | None = None
+    charges: tuple[tuple[str, ...], ...] = ()
+    suits_led: str = ""
+    #: Booster Nines (RULES.md §6.5): the trick on the table boosts (a nine of the led suit is among
+    #: its first round), and it is in its second round (``trick`` then holds both rounds).
+    booster_nines: bool = False
+    trick_boosted: bool = False
+    boost_round: bool = False
 
     @property
     def players(self) -> int:
         return len(self.names)
+
+    @property
+    def charges_revealed(self) -> bool:
+        return bool(self.charges)
+
+    @property
+    def charged_by(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """The revealed charges, (seat, cards) for the seats that charged something, in seat order."""
+        return tuple((seat, cards) for seat, cards in enumerate(self.charges) if cards)
+
+    @property
+    def held_back(self) -> tuple[str, ...]:
+        """The recipient's charged cards it may not play now (RULES.md §6.4: not led, nor played to
+        the first trick of their suit, unless the only card of it held): on its turn to play only."""
+        if self.phase != "play" or not self.legal or not self.own_charge or not self.my_turn:
+            return ()
+        return tuple(c for c in self.own_charge if c in self.hand and c not in self.legal)
+
+    @property
+    def table_rounds(self) -> tuple[tuple[Play, ...], tuple[Play, ...]]:
+        """The trick on the table as its first round and its boost round (RULES.md §6.5)."""
+        n = len(self.names)
+        return self.trick[:n], self.trick[n:]
+
+    @property
+    def booster(self) -> Play | None:
+        """The nine that boosts the trick on the table, once it is down."""
+        return _booster(self.trick[: len(self.names)]) if self.trick_boosted else None
 
     @property
     def my_turn(self) -> bool:
@@ -362,6 +437,28 @@ class PassDone:
 
 
 @dataclass(frozen=True, slots=True)
+class ChargeDone:
+    """Turbo Hearts (RULES.md §6.4): the recipient decided what to charge (``game.own_charge``), or
+    had nothing to decide (no chargeable card held), and others have not yet: a news mail at once,
+    like `PassDone`; nobody else learns the charge before the reveal."""
+
+    KIND: ClassVar[str] = "charge_done"
+    #: Show what the recipient passed and received this hand (as in `YourTurn`): the last pass
+    #: was theirs, and holding nothing chargeable they had nothing to decide.
+    exchange: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChargesRevealed:
+    """Every seat has decided its charges (RULES.md §6.4): the table learns them all
+    (``game.charges``); a news mail to a player whom nothing else tells it in that turn.
+    ``exchange`` as in `YourTurn`."""
+
+    KIND: ClassVar[str] = "charges_revealed"
+    exchange: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class HandSummary:
     """A hand was scored."""
 
@@ -387,6 +484,18 @@ class HandSummary:
     kitty_taker: int | None = None
     kitty_trick: int | None = None
     discarded: tuple[str, ...] = ()
+    #: Turbo Hearts (RULES.md §6.4): what each seat charged this hand, and the 10♣ multiplier of each
+    #: seat's hand score (1; 2 for its taker; 4 when it was charged), by seat (empty without turbo).
+    charges: tuple[tuple[str, ...], ...] = ()
+    multiplier: tuple[int, ...] = ()
+
+    @property
+    def charged_by(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        return tuple((seat, cards) for seat, cards in enumerate(self.charges) if cards)
+
+    @property
+    def charged_cards(self) -> tuple[str, ...]:
+        return tuple(c for cards in self.charges for c in cards)
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -445,6 +554,8 @@ class GameSummary:
     teams: tuple[tuple[int, ...], ...] = ()
     team_totals: tuple[int, ...] = ()
     winning_teams: tuple[int, ...] = ()
+    #: RULES.md §6.7 ``moon=win``: the moon (or sun) that won the game at once, if one did.
+    moon_win: Moon | None = None
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -706,6 +817,9 @@ class DigestGame:
     #: With a partnership (RULES.md §6.1): the teams and their totals.
     teams: tuple[tuple[int, ...], ...] = ()
     team_totals: tuple[int, ...] = ()
+    #: The players are deciding their charges (RULES.md §6.4): ``waiting_for`` then holds only the
+    #: recipient's own seat (who else is to charge would tell who holds a chargeable card).
+    charging: bool = False
 
     @property
     def my_turn(self) -> bool:
@@ -752,8 +866,9 @@ class Reminder:
     acts_at: datetime
     policy: AbsencePolicy = "bot"
     #: The decision has a default of its own in the rules, taken at ``acts_at`` instead of the
-    #: policy (RULES.md §3 ``moon``: ``safety``; §6.2: the kitty cards discarded): ``moon``,
-    #: ``discard``, or empty.
+    #: policy (RULES.md §3 ``moon``: ``safety``; §6.2: the kitty cards discarded; §6.3: the cycle's
+    #: call, declining; §6.4: nothing charged): ``moon``, ``discard``, ``call``, ``decline``,
+    #: ``charge``, or empty.
     default: str = ""
 
 
@@ -761,14 +876,14 @@ class Reminder:
 class DecisionDefaulted:
     """To the player whose decision's time ran out: the rules' default was taken for them
     (RULES.md §3 ``moon``: with no answer by the deadline ``safety`` decides; §6.2: the kitty
-    cards themselves are discarded; §6.3: the cycle's call, or declining the pass). ``decision`` is
-    ``moon``, ``discard``, ``call`` or ``decline``; for a moon, how
+    cards themselves are discarded; §6.3: the cycle's call, or declining the pass; §6.4: nothing
+    charged). ``decision`` is ``moon``, ``discard``, ``call``, ``decline`` or ``charge``; for a moon, how
     ``safety`` scored it (``scoring``: ``old`` or ``new``), its ``kind`` and total, and whether
     it was a team's slam (``team``, §6.1); for a discard, the ``cards`` discarded. The seat
     stays the player's: their next decision has a deadline of its own."""
 
     KIND: ClassVar[str] = "decision_defaulted"
-    decision: Literal["moon", "discard", "call", "decline"]
+    decision: Literal["moon", "discard", "call", "decline", "charge"]
     deadline: datetime | None = None
     scoring: str = ""
     kind: str = "moon"
@@ -934,6 +1049,8 @@ MailDetail = (
     | TrickDone
     | CardPlayed
     | PassDone
+    | ChargeDone
+    | ChargesRevealed
     | HandSummary
     | GameSummary
     | MoveRejected
@@ -966,6 +1083,8 @@ KINDS: Mapping[str, type] = MappingProxyType(
             TrickDone,
             CardPlayed,
             PassDone,
+            ChargeDone,
+            ChargesRevealed,
             HandSummary,
             GameSummary,
             MoveRejected,
@@ -993,7 +1112,8 @@ KINDS: Mapping[str, type] = MappingProxyType(
 
 #: Kinds that need a `GameContext`.
 GAME_KINDS = frozenset(
-    {"your_turn", "trick_done", "card_played", "pass_done", "hand_summary", "game_summary", "status",
+    {"your_turn", "trick_done", "card_played", "pass_done", "charge_done", "charges_revealed", "hand_summary",
+     "game_summary", "status",
      "game_started", "play_ahead", "history"}
 ) | TIME_GAME_KINDS
 

@@ -16,6 +16,8 @@ from .chart import PALETTE, chart_labels, hex_colour, score_chart
 from .context import (
     BounceNotice,
     CardPlayed,
+    ChargeDone,
+    ChargesRevealed,
     Digest,
     DigestGame,
     FinishedTrick,
@@ -142,6 +144,11 @@ MOVE_REJECTIONS: dict[str, dict[str, object]] = {
     "BAD_CALL": {"call": [["left", 4]], "choices": [[["left", 3]], [["left", 2], ["right", 1]], [["mix", 3]]]},
     "PASS_NOT_OPTIONAL": {},
     "NO_DECLINE_ON_MIX": {},
+    # Turbo Hearts (RULES.md §6.4)
+    "NOT_CHARGEABLE": {"card": "KH", "choices": ["QS", "TC"]},
+    "TOO_MANY_CHARGES": {"limit": 1, "given": 2},
+    "ALREADY_CHARGED": {"seat": 1},
+    "CHARGED_CARD_FIRST_TRICK_OF_SUIT": {"card": "TC", "suit": "C", "legal": ["3C", "9C"]},
 }
 
 #: Service codes: mails that were not moves, answered only to the registered player.
@@ -154,6 +161,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "RATE_LIMITED": {"limit": 10},
     "EMPTY": {},
     "BOTH_MOON_CHOICES": {},
+    "CHARGE_NONE_AND_CARDS": {"cards": "QS TC"},  # Turbo Hearts (RULES.md §6.4)
     "CONFLICTING_COMMANDS": {"commands": ["resign", "play"], "cards": ["QS"]},
     "NO_PLAYERS": {},
     "BAD_RULES": {"problem": "SUN_NEEDS_MOON"},
@@ -351,6 +359,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 ("BAD_RULES", {"problem": "NOT_A_MAP", "option": "extra_penalties", "value": "KS ten"}),
                 ("BAD_RULES", {"problem": "BAD_BOT_STRENGTH", "value": "brutal",
                                "strengths": ["random", "heuristic", "strong"]}),
+                ("BAD_RULES", {"problem": "CHARGE_LIMIT_NEEDS_TURBO", "value": 1}),
             )
         ]
         + [ctx(RequestRejected("STALE_TURN", {"decision": 16, "current": 17}, withheld_talk=("gg",)), waiting)],
@@ -471,7 +480,8 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
             )),
         ],
     }
-    for kind, extra in (*variants.items(), *_passing_samples(ctx, game, passing).items()):
+    for kind, extra in (*variants.items(), *_passing_samples(ctx, game, passing).items(),
+                        *_turbo_samples(ctx, game, over).items()):
         samples[kind] = samples.get(kind, []) + extra
     return samples
 
@@ -524,6 +534,88 @@ def _passing_samples(ctx, game: GameContext, passing: GameContext) -> dict[str, 
             ctx(DecisionDefaulted("call", deadline, call=(("left", 3),)), calling),
             ctx(DecisionDefaulted("call", deadline, call=(("hold", 0),)), calling),
             ctx(DecisionDefaulted("decline", deadline), replace(optional, may_decline=False, declined=True)),
+        ],
+    }
+
+
+TURBO_RULES = {**RULES, "preset": "turbo-nines", "turbo": True, "charge_limit": 4, "booster_nines": True,
+               "moon": "old"}
+DNF_RULES = {**RULES, "preset": "dnf", "qs_penalty": 26, "extra_penalties": {"QC": 13, "QD": 13, "QH": 13},
+             "target": 300, "dealer_calls_pass": True, "moon": "win"}
+#: The chargeable cards of the turbo sample and their values before a charge.
+CHARGE_VALUES = (("AH", 1), ("QS", 13), ("JD", -10), ("TC", 0))
+
+
+def _turbo_samples(ctx, game: GameContext, over: GameContext) -> dict[str, list[MailContext]]:
+    """The mails of Turbo Hearts (RULES.md §6.4), Booster Nines (§6.5) and moon=win (§6.7): the charge
+    decision (its choices, what a charge does), the charge noted, the charges told to the table, a
+    charged card held back, a boosted trick's two rounds and its boost round, the 10♣ multiplier in
+    the summary, a game won at once by the moon."""
+    deadline = datetime(2024, 5, 17, 18, 30, tzinfo=timezone.utc)
+    turbo = dict(turbo=True, charge_limit=4, charge_values=CHARGE_VALUES, booster_nines=True)
+    charges = (("QS",), ("TC",), (), ("AH",))
+    charging = replace(game, **turbo, phase="charge", trick=(), last_trick=None, trick_number=1, to_move=None,
+                       legal=(), waiting_for=(1,), hand_points=(0, 0, 0, 0), history=HISTORY, hand_number=3,
+                       hand=("AS", "QS", "4S", "AH", "TH", "2H", "TC", "9C", "3C", "AD", "JD", "7D", "2D"),
+                       charge_choices=("AH", "QS", "JD", "TC"), passed=("KH", "QH", "KS"),
+                       received=("TC", "9C", "2D"))
+    decided = replace(charging, waiting_for=(), charge_choices=(), own_charge=("QS", "TC"))
+    revealed = replace(charging, phase="play", waiting_for=(2,), to_move=2, trick=(Play(0, "2C"), Play(1, "9C")),
+                       own_charge=("TC",), charges=(("QS",), ("TC",), (), ("AH",)), charge_choices=(),
+                       hand=("AS", "QS", "4S", "AH", "TH", "2H", "TC", "3C", "AD", "JD", "7D", "2D"))
+    # João's charged 10♣ waits for the first club trick: clubs are led now, and he has other clubs.
+    held = replace(game, **turbo, charges=charges, own_charge=("TC",), suits_led="DS", trick=(Play(0, "KC"),),
+                   trick_number=4, to_move=1, hand=("AS", "4S", "JH", "TH", "TC", "9C", "3C", "AD"),
+                   legal=("3C", "9C"))
+    # Booster Nines: Dana led 9♣, so the trick has a boost round; João plays in it.
+    boosted = replace(game, **turbo, charges=charges, trick_boosted=True, boost_round=True, trick_number=6,
+                      trick=(Play(3, "9C"), Play(0, "KC"), Play(1, "3C"), Play(2, "5C"), Play(3, "4C"),
+                             Play(0, "2C")), to_move=1, legal=("9C",),
+                      hand=("AS", "KS", "4S", "JH", "TH", "2H", "9C", "AD"))
+    boost_trick = FinishedTrick(5, (Play(2, "9D"), Play(3, "KD"), Play(0, "2D"), Play(1, "AD"), Play(2, "5D"),
+                                    Play(3, "QS"), Play(0, "3D"), Play(1, "7D")), 1, 26, boosted=True)
+    after_boost = replace(game, **turbo, charges=charges, last_trick=boost_trick, trick=(), to_move=1, legal=(),
+                          trick_number=6, hand_points=(0, 26, 0, 0))
+    charged_hand = HandResult(3, (26, 0, 16, -20), (30, 39, 51, 6))
+    won = replace(over, totals=(30, 39, 35, 26), history=HISTORY + (
+        HandResult(3, (0, 0, 0, 0), (30, 39, 35, 26), Moon(shooter=3, scoring="win", total=77)),))
+    return {
+        "your_turn": [
+            ctx(YourTurn("charge", exchange=True), charging),
+            ctx(YourTurn("play"), held),
+            ctx(YourTurn("play"), boosted),
+        ],
+        "charge_done": [ctx(ChargeDone(), decided),
+                        # The last pass, and nothing chargeable held: nothing to decide.
+                        ctx(ChargeDone(exchange=True), replace(decided, own_charge=(), received=("9C", "6C", "2D"), hand=(
+                            "AS", "4S", "TH", "2H", "9C", "3C", "AD", "7D", "2D", "KS", "KH", "QH", "6C")))],
+        "charges_revealed": [ctx(ChargesRevealed(exchange=True), revealed)],
+        "trick_done": [ctx(TrickDone(tricks=(boost_trick,)), after_boost)],
+        "card_played": [ctx(CardPlayed(seat=3, card="9C"),
+                            replace(boosted, boost_round=False, trick=boosted.trick[:1], to_move=0, legal=()))],
+        "hand_summary": [
+            ctx(HandSummary(charged_hand, last_trick=boost_trick, charges=(("QS",), (), (), ("AH",)),
+                            multiplier=(1, 1, 1, 2),
+                            taken=(Taken(0, cards=("QS",)), Taken(1), Taken(2, hearts=8), Taken(3, cards=("JD", "TC"))),
+                            lowest_wins=True), after_boost),
+            ctx(HandSummary(HandResult(3, (0, 0, 0, 0), (4, 39, 35, 26), Moon(shooter=3, scoring="win", total=77)),
+                            taken=(Taken(0), Taken(1), Taken(2), Taken(3, 13, ("QS", "QC", "QD")))), won),
+        ],
+        "game_summary": [ctx(GameSummary(winners=(3,), totals=won.totals,
+                                         moon_win=Moon(shooter=3, scoring="win", total=77)), won)],
+        "decision_defaulted": [ctx(DecisionDefaulted("charge", deadline), decided)],
+        "reminder": [ctx(Reminder("deadline", deadline, deadline, deadline, "bot", default="charge"), charging)],
+        "rules": [ctx(Rules(TURBO_RULES)), ctx(Rules(DNF_RULES))],
+        "history": [ctx(MoveHistory((HistoryHand(3, "across", passed=("QH", "KH", "AH"), tricks=(boost_trick,)),)),
+                        after_boost)],
+        "digest": [
+            MailContext(recipient=ctx(Help()).recipient, detail=Digest(
+                since=datetime(2024, 5, 16, 18, 0, tzinfo=timezone.utc),
+                games=(DigestGame(46, "Turbo", NAMES, 1, 4, (30, 39, 35, 26), cards_played=4, charging=True,
+                                  waiting_for=()),
+                       DigestGame(47, "Filthy", NAMES, 1, 3, (30, 39, 35, 26), over=True, winners=(3,),
+                                  hands=won.history[-1:])),
+            )),
         ],
     }
 
