@@ -31,7 +31,8 @@ from typing import Any
 from babel import Locale
 from babel.dates import format_skeleton, format_time, get_timezone
 from babel.lists import format_list
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined
+from jinja2.bccache import Bucket
 from jinja2.runtime import Context, Macro
 from markupsafe import Markup, escape
 
@@ -156,6 +157,35 @@ class _MailContext(Context):
                 kwargs.pop("_loop_vars", None)
             return __obj(*args, **kwargs)
         return super().call(__obj, *args, **kwargs)
+
+
+class _CompiledTemplates(BytecodeCache):
+    """The compiled templates, shared by every environment of the process that writes the same
+    format (text or HTML): compiling the templates is nearly all the cost of a renderer's first mail
+    in a language (about a second), and every environment and renderer compiled them again (one per
+    language and format; a renderer per ``Services``, so per test).  The code differs only by the
+    format (``autoescape``); the language is the environment's gettext, looked up at render time.
+    A bucket holds the source's checksum: an edited template is compiled afresh."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
+        key = f"{'html' if environment.autoescape else 'text'}:{self.get_cache_key(name, filename)}"
+        bucket = Bucket(environment, key, self.get_source_checksum(source))
+        self.load_bytecode(bucket)
+        return bucket
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)  # checks the checksum: another source is compiled again
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
 
 
 class _MailEnvironment(Environment):
@@ -417,6 +447,7 @@ class MailRenderer:
             # deque on every lookup: ~5% of a mail); there are a few dozen of them.
             cache_size=-1,
             extensions=["jinja2.ext.i18n", "jinja2.ext.do"],
+            bytecode_cache=_COMPILED,
         )
         env.policies["ext.i18n.trimmed"] = True
         translations = load_translations(language, self.locale_dir)

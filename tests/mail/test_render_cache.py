@@ -56,3 +56,24 @@ def test_languages_and_formats_keep_their_own_results() -> None:
         context, recipient=dataclasses.replace(context.recipient, language="pt")))
     assert renderer.render(context) == english
     assert portuguese.text != english.text and "♠" in english.text and "<span" in english.html
+
+
+def test_a_second_renderer_reuses_the_compiled_templates_and_writes_the_same_mails(monkeypatch) -> None:
+    """Templates are compiled once per process and format, not per renderer and language (a renderer
+    per Services, so per test, compiled them all again: about a second each)."""
+    from jinja2 import Environment
+
+    contexts = [c for language in ("en", "pt", "ro") for c in sample_contexts(language)["your_turn"][:2]]
+    first = MailRenderer(templates_dir())
+    expected = [first.render(c) for c in contexts]
+    compiled: list[str] = []
+    original = Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
+        compiled.append(str(name))
+        return original(self, source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(Environment, "compile", counting)
+    second = MailRenderer(templates_dir())
+    assert [second.render(c) for c in contexts] == expected
+    assert compiled == []
