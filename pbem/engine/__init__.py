@@ -86,10 +86,12 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from .cards import CARD_INDEX, CARD_NAMES, RANKS, SUITS, canonical
+from .cards import CARD_INDEX, CARD_NAMES, RANKS, SUITS, canonical, cards_of
 from .errors import IllegalMove, InvalidRules, Reason
 from .events import (
     CardPlayed,
+    CardsCharged,
+    ChargesRevealed,
     CardsPassed,
     Event,
     GameOver,
@@ -102,11 +104,13 @@ from .events import (
     MoonChoiceNeeded,
     PassCalled,
     PassesExchanged,
+    TrickBoosted,
     TrickWon,
     event_to_dict,
 )
 from .moves import (
     CallPass,
+    ChargeCards,
     ChooseMoon,
     Deal,
     DeclinePass,
@@ -121,7 +125,7 @@ from .moves import (
     replay,
 )
 from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, PRESETS, TEAMS, Rules
-from .state import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
+from .state import CALL, CHARGE, DEAL, DISCARD, MIX, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
 from .view import seat_view
 
 
@@ -145,6 +149,12 @@ def shuffled_mix(state: GameState, rng: random.Random) -> tuple[str, ...]:
     return tuple(cards)
 
 
+def chargeable_cards(rules: Rules) -> tuple[str, ...]:
+    """Turbo (RULES.md §6.4): the cards a player may charge under ``rules`` (AH, QS, TC and, with a bonus,
+    the bonus card; those in play), in canonical order; ``()`` without turbo."""
+    return cards_of(rules.table.chargeable_mask)
+
+
 def trick_winner(cards: Sequence[str], leader: int, players: int) -> int:
     """The seat that takes a complete trick led by ``leader``: the highest card of the led suit."""
     led = cards[0][1]
@@ -163,9 +173,11 @@ __all__ = [
     "IllegalMove", "InvalidRules", "Reason",
     "Event", "HandDealt", "PassCalled", "CardsPassed", "PassesExchanged", "CardPlayed", "HeartsBroken", "TrickWon",
     "KittyTaken", "KittyDiscarded", "MoonChoiceNeeded", "Moon", "HandScored", "GameOver", "event_to_dict",
+    "CardsCharged", "ChargesRevealed", "TrickBoosted",
     "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "DiscardKitty", "CallPass", "DeclinePass", "MixCards",
+    "ChargeCards",
     "apply", "move_to_dict", "move_from_dict",
     "replay", "PRESETS", "TEAMS", "PASS_DIRECTIONS", "CALL_DIRECTIONS", "Rules",
-    "GameState", "new_game", "CALL", "DEAL", "PASS", "MIX", "PLAY", "DISCARD", "MOON", "OVER", "PHASES",
-    "seat_view", "deck_in_play", "shuffled_deck", "shuffled_mix", "trick_winner", "card_points",
+    "GameState", "new_game", "CALL", "DEAL", "PASS", "MIX", "CHARGE", "PLAY", "DISCARD", "MOON", "OVER", "PHASES",
+    "seat_view", "deck_in_play", "shuffled_deck", "shuffled_mix", "trick_winner", "card_points", "chargeable_cards",
 ]

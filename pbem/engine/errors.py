@@ -41,6 +41,10 @@ class Reason(str, Enum):
     PASS_NOT_OPTIONAL = "PASS_NOT_OPTIONAL"  # {}: declining without pass_optional
     NOT_THE_DEALER = "NOT_THE_DEALER"  # {seat, dealer}: only the dealer calls the pass
     BAD_CALL = "BAD_CALL"  # {call, choices}: calls as lists of [direction, count]
+    ALREADY_CHARGED = "ALREADY_CHARGED"  # {seat}: RULES.md §6.4, one charge decision a hand
+    NOT_CHARGEABLE = "NOT_CHARGEABLE"  # {card, choices}: a card of the hand that cannot be charged
+    TOO_MANY_CHARGES = "TOO_MANY_CHARGES"  # {limit, given}: more than charge_limit cards
+    CHARGED_CARD_FIRST_TRICK_OF_SUIT = "CHARGED_CARD_FIRST_TRICK_OF_SUIT"  # {card, suit, legal}: §6.4
 
 
 class IllegalMove(Exception):

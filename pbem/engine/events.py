@@ -7,7 +7,7 @@ Events carry canonical cards and seats only. ``event_to_dict`` gives a JSON-able
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -65,6 +65,33 @@ class TrickWon:
     cards: tuple[str, ...]
     winner: int
     points: int
+    boosted: bool = False  # RULES.md §6.5: ``cards`` holds both rounds, 2n cards, each round leader first
+
+
+@dataclass(frozen=True)
+class TrickBoosted:
+    """Booster Nines (RULES.md §6.5): the first round of trick ``trick_no`` is down and ``card``, a nine
+    ``seat`` led or played following suit, boosts it: each player plays one more card, the leader first."""
+
+    trick_no: int
+    seat: int
+    card: str
+
+
+@dataclass(frozen=True)
+class CardsCharged:
+    """Turbo (RULES.md §6.4): ``seat`` made its charge decision; which cards stays private until
+    every seat has decided (``ChargesRevealed``)."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class ChargesRevealed:
+    """Turbo (RULES.md §6.4): every seat has decided; ``charges[seat]`` are the cards it charged (shown to
+    the table), ``()`` for none. Play starts after it."""
+
+    charges: tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -80,8 +107,9 @@ class MoonChoiceNeeded:
 class Moon:
     seat: int
     kind: str  # "moon" (every penalty card) or "sun" (every trick)
-    scoring: str  # "old" (others take M) or "new" (shooter takes −M)
+    scoring: str  # "old" (others take M), "new" (shooter takes −M) or "win" (the shooter wins the game, §6.7)
     team: bool = False  # a team slam (RULES.md §6.1): ``seat`` is the slamming team's latest trick winner
+    total: int = field(default=0, compare=False)  # the M it was scored with (charged values; 2M for a sun)
 
 
 @dataclass(frozen=True)
@@ -108,6 +136,8 @@ class HandScored:
     tricks_won: tuple[int, ...]
     team_points: tuple[int, ...] = ()  # by team, with a partnership (individual mode: partners' sums)
     team_totals: tuple[int, ...] = ()
+    multiplier: tuple[int, ...] = ()  # Turbo (RULES.md §6.4), by seat: 1, or 2/4 for the 10 of clubs' taker
+    charged: tuple[tuple[str, ...], ...] = ()  # Turbo, by seat: the cards charged this hand
 
 
 @dataclass(frozen=True)
@@ -118,8 +148,8 @@ class GameOver:
     team_totals: tuple[int, ...] = ()
 
 
-Event = (HandDealt | PassCalled | CardsPassed | PassesExchanged | CardPlayed | HeartsBroken | TrickWon | KittyTaken
-         | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
+Event = (HandDealt | PassCalled | CardsPassed | PassesExchanged | CardsCharged | ChargesRevealed | CardPlayed
+         | HeartsBroken | TrickBoosted | TrickWon | KittyTaken | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
 
 _NAMES = {
     HandDealt: "hand_dealt",
@@ -129,6 +159,9 @@ _NAMES = {
     CardPlayed: "card_played",
     HeartsBroken: "hearts_broken",
     TrickWon: "trick_won",
+    TrickBoosted: "trick_boosted",
+    CardsCharged: "cards_charged",
+    ChargesRevealed: "charges_revealed",
     KittyTaken: "kitty_taken",
     KittyDiscarded: "kitty_discarded",
     MoonChoiceNeeded: "moon_choice_needed",

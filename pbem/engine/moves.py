@@ -73,7 +73,16 @@ class MixCards:
     cards: tuple[str, ...]
 
 
-Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty | CallPass | DeclinePass | MixCards
+@dataclass(frozen=True)
+class ChargeCards:
+    """Turbo (RULES.md §6.4): ``seat`` charges (shows the table) these of its chargeable cards, ``()`` for
+    none (``state.charge_choices(seat)``, at most ``state.charge_limit``)."""
+
+    seat: int
+    cards: tuple[str, ...]
+
+
+Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty | CallPass | DeclinePass | MixCards | ChargeCards
 
 
 def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
@@ -98,6 +107,8 @@ def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
         new = state._call(move.seat, move.call, out)
     elif isinstance(move, MixCards):
         new = state._mix(tuple(move.cards), out)
+    elif isinstance(move, ChargeCards):
+        new = state._charge(move.seat, tuple(move.cards), out)
     else:
         raise TypeError(f"not a move: {move!r}")
     return new, tuple(out)
@@ -124,6 +135,8 @@ def move_to_dict(move: Move) -> dict[str, Any]:
         return {"type": "call", "seat": move.seat, "call": [[d, c] for d, c in move.call]}
     if isinstance(move, MixCards):
         return {"type": "mix", "cards": list(move.cards)}
+    if isinstance(move, ChargeCards):
+        return {"type": "charge", "seat": move.seat, "cards": list(move.cards)}
     raise TypeError(f"not a move: {move!r}")
 
 
@@ -145,6 +158,8 @@ def move_from_dict(d: Mapping[str, Any]) -> Move:
         return CallPass(int(d["seat"]), tuple((str(x), int(c)) for x, c in d["call"]))
     if kind == "mix":
         return MixCards(tuple(d["cards"]))
+    if kind == "charge":
+        return ChargeCards(int(d["seat"]), tuple(d["cards"]))
     raise ValueError(f"unknown move type {kind!r}")
 
 

@@ -8,6 +8,7 @@ in :class:`Table`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import functools
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
-from .cards import CARD_INDEX, CARD_NAMES, CLUBS_MASK, FULL_DECK, HEARTS, QS, RANK_OF, SUIT_OF, canonical
+from .cards import CARD_INDEX, CARD_NAMES, CLUBS_MASK, FULL_DECK, HEARTS, QS, QS_BIT, RANK_OF, SUIT_OF, canonical
 from .errors import InvalidRules
 
 PASS_DIRECTIONS = ("left", "right", "across", "hold", "scatter", "mix")
@@ -23,7 +24,7 @@ PASS_DIRECTIONS = ("left", "right", "across", "hold", "scatter", "mix")
 CALL_DIRECTIONS = ("left", "right", "across")
 FIRST_LEADS = ("two_of_clubs", "any_club", "left_of_dealer")
 HEART_VALUES = ("one", "spot", "spot_capped")
-MOONS = ("old", "new", "choice", "safety", "none")
+MOONS = ("old", "new", "choice", "safety", "none", "win")
 TIES = ("play_on", "share")
 PARTNERSHIPS = ("none", "team", "individual")
 PARTNER_MOONS = ("spared", "charged")
@@ -81,6 +82,18 @@ PRESETS: dict[str, dict[str, Any]] = {
     "partnership": {"partnership": "team"},
     "partnership-individual": {"partnership": "individual"},
     "kitty": {"kitty": "penalty"},
+    "turbo": {"turbo": True, "jd_bonus": -10},
+    "turbo-nines": {"turbo": True, "jd_bonus": -10, "booster_nines": True},
+    "dnf": {
+        "jd_bonus": -10,
+        "qs_penalty": 26,
+        "extra_penalties": {"QC": 13, "QD": 13, "QH": 13},
+        "target": 300,
+        "first_lead": "two_of_clubs",
+        "no_pts_on_first_trick": True,
+        "dealer_calls_pass": True,
+        "moon": "win",
+    },
 }
 
 #: Preset-specific cards removed for a number of players, where they differ from §4.
@@ -122,6 +135,9 @@ class Rules:
     kitty_exchange: bool = False
     pass_optional: bool = False
     dealer_calls_pass: bool = False
+    turbo: bool = False
+    charge_limit: int = 4
+    booster_nines: bool = False
     preset: str = field(default="standard", compare=True)
 
     def __post_init__(self) -> None:
@@ -289,7 +305,7 @@ def _validate(r: Rules) -> "Table":
             raise InvalidRules("BAD_CHOICE", option=name, value=value, choices=list(choices))
     for name in ("no_pts_on_first_trick", "must_break_hearts", "qs_breaks_hearts", "qs_lead_needs_broken_hearts",
                  "can_lead_hearts_instead_of_qs", "qs_must_drop_when_safe", "sun", "lowest_wins", "pass_to_partner", "kitty_exchange",
-                 "pass_optional", "dealer_calls_pass"):
+                 "pass_optional", "dealer_calls_pass", "turbo", "booster_nines"):
         if not isinstance(getattr(r, name), bool):
             raise InvalidRules("NOT_A_BOOL", option=name, value=getattr(r, name))
     for name in ("pass_count", "qs_penalty", "jd_bonus", "avoid_all_tricks_bonus", "target"):
@@ -348,6 +364,13 @@ def _validate(r: Rules) -> "Table":
         raise InvalidRules("NOT_AN_INT", option="exact_target_reset", value=r.exact_target_reset)
     if r.sun and r.moon == "none":
         raise InvalidRules("SUN_NEEDS_MOON")
+    # RULES.md §6.4, §6.8: Turbo's charges (charge_limit 4 by default; 1 is the seeds' literal reading).
+    if not isinstance(r.charge_limit, int) or isinstance(r.charge_limit, bool) or not 1 <= r.charge_limit <= 4:
+        raise InvalidRules("BAD_CHARGE_LIMIT", value=r.charge_limit)
+    if r.charge_limit != 4 and not r.turbo:
+        raise InvalidRules("CHARGE_LIMIT_NEEDS_TURBO", value=r.charge_limit)
+    if r.turbo and "TC" in (r.removed_cards or ()):
+        raise InvalidRules("TURBO_NEEDS_TEN_OF_CLUBS")
     t = Table(r)
     if r.first_lead != "left_of_dealer" and t.lowest_club < 0:
         raise InvalidRules("NO_CLUB_TO_LEAD", first_lead=r.first_lead)
@@ -430,6 +453,42 @@ class Table:
         # RULES.md §6.3 passing variants
         self.pass_optional = r.pass_optional
         self.dealer_calls = r.dealer_calls_pass
+        # RULES.md §6.4 Turbo: the cards a player may charge (AH, QS, TC and the bonus card, those in
+        # play), how many, and the 10 of clubs whose taker's hand score is multiplied.
+        self.turbo = r.turbo
+        self.charge_limit = r.charge_limit
+        chargeable = ("AH", "QS", "TC") + ((r.bonus_card,) if r.jd_bonus else ())
+        self.chargeable_mask = sum(1 << CARD_INDEX[c] for c in set(chargeable)) & self.deck_mask if r.turbo else 0
+        self.tc_bit = 1 << CARD_INDEX["TC"]
+        # RULES.md §6.5 Booster Nines: checked once a trick's first round is down.
+        self.booster = r.booster_nines
+        # Turbo tracks the suits led (a charged card's first trick of its suit).
+        self.trick_hook = self.trick_hook or r.turbo
+        # The legal cards of a follower are more than "the cards of the led suit held".
+        self.slow_follow = r.qs_must_drop_when_safe or r.turbo
+        self.win_moon = r.moon == "win"
+        self._charged: dict[int, "Table"] = {}
+
+    def charged(self, mask: int) -> "Table":
+        """This table with the values of a hand whose charged cards are ``mask`` (RULES.md §6.4): a
+        charged QS doubles its value, a charged AH every heart's, a charged bonus card its bonus.
+        Worked out once per mask; the state carries it for the rest of the hand."""
+        found = self._charged.get(mask)
+        if found is None:
+            found = copy.copy(self)
+            found._charged = {}
+            values = list(self.values)
+            if mask & QS_BIT:
+                values[QS] *= 2
+            if mask & 1 << CARD_INDEX["AH"]:
+                for i in range(26, 39):
+                    values[i] *= 2
+            found.values = tuple(values)
+            found.moon_total = sum(values)
+            if mask & self.bonus_bit:
+                found.bonus = 2 * self.bonus
+            self._charged[mask] = found
+        return found
 
     def pass_direction(self, hand_no: int) -> str:
         """The pass direction of hand ``hand_no`` (1-based)."""

@@ -7,6 +7,7 @@ The life of a game::
     [call: the dealer calls the pass, with dealer_calls_pass] ─> deal
          ─> pass (every seat, in any order, or declines with pass_optional; skipped on a hold hand)
          ─> [mix: a mix hand's passed cards dealt back, chance like a deal]
+         ─> [charge: Turbo, each seat holding a chargeable card charges some or none]
          ─> play (trick after trick; [discard: the kitty's taker, with kitty_exchange])
          ─> [moon: the shooter chooses, with moon=choice] ─> scored ─> [call] deal … ─> over
 
@@ -33,6 +34,7 @@ from .cards import (
     QS,
     QS_BIT,
     SPADES,
+    SUIT_MASK,
     SUIT_MASK_OF,
     SUIT_OF,
     SUITS,
@@ -51,7 +53,9 @@ DEAL, PASS, PLAY, MOON, OVER = "deal", "pass", "play", "moon", "over"
 DISCARD = "discard"  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
 CALL = "call"  # dealer_calls_pass: the coming hand's dealer calls its pass, before the deal (RULES.md §6.3)
 MIX = "mix"  # a mix hand: every seat has put its cards in the middle; a chance node like DEAL (§6.3)
-PHASES = (CALL, DEAL, PASS, MIX, PLAY, DISCARD, MOON, OVER)
+CHARGE = "charge"  # Turbo: every seat with a chargeable card decides its charge, after the pass (RULES.md §6.4)
+PHASES = (CALL, DEAL, PASS, MIX, CHARGE, PLAY, DISCARD, MOON, OVER)
+_NINE = 7  # the rank index of a nine (RULES.md §6.5)
 MOON_CHOICES = ("old", "new", "safety")
 
 
@@ -81,6 +85,9 @@ class _Variant(NamedTuple):
     discarded: int  # kitty_exchange: mask of the taker's face-down discards
     team_last: tuple[int, int]  # team mode: the seat that won each team's latest trick, -1 before
     call: tuple[tuple[str, int], ...] = ()  # dealer_calls_pass: the call for this (or the coming) hand
+    charges: tuple[int | None, ...] = ()  # Turbo: by seat, the mask charged, None while undecided
+    charged: int = 0  # Turbo: the mask of every card charged, once revealed
+    led: int = 0  # Turbo: the union of the suit masks of the suits led in finished tricks
 
 
 _NO_VARIANT = _Variant(0, -1, 0, 0, (-1, -1))
@@ -320,6 +327,76 @@ class GameState:
             return (totals[0] + totals[2], totals[1] + totals[3])
         return ()
 
+    # -- RULES.md §6.4 Turbo and §6.5 Booster Nines ------------------------------------------------
+
+    @property
+    def charge_limit(self) -> int:
+        """Turbo: the most cards one seat may charge."""
+        return self.t.charge_limit
+
+    def seats_to_charge(self) -> tuple[int, ...]:
+        """CHARGE phase: the seats still to decide their charge (a seat holding no chargeable card is
+        never asked: it charged nothing)."""
+        if self.phase != CHARGE:
+            return ()
+        return tuple(seat for seat, c in enumerate(self._h.v.charges) if c is None)
+
+    def charge_choices(self, seat: int) -> tuple[str, ...]:
+        """CHARGE phase: the chargeable cards ``seat`` holds, while it is still to decide; else ()."""
+        if self.phase != CHARGE or self._h.v.charges[seat] is not None:
+            return ()
+        return cards_of(self.hand_mask(seat) & self.t.chargeable_mask)
+
+    @property
+    def charges(self) -> tuple[tuple[str, ...] | None, ...]:
+        """Turbo: by seat, the cards it charged this hand, None while undecided (``()`` without turbo or
+        before the charge phase). Hidden information during the CHARGE phase: a seat may be shown only
+        its own (see ``seat_view``); public once ``charges_revealed``."""
+        return tuple(None if c is None else cards_of(c) for c in self._h.v.charges)
+
+    @property
+    def charges_revealed(self) -> bool:
+        """Turbo: every seat has decided its charge this hand (the table has been shown them)."""
+        charges = self._h.v.charges
+        return bool(charges) and None not in charges
+
+    @property
+    def charged_cards(self) -> tuple[str, ...]:
+        """Turbo: every card charged this hand, once revealed (canonical order); else ()."""
+        return cards_of(self._h.v.charged) if self.charges_revealed else ()
+
+    @property
+    def suits_led(self) -> str:
+        """Turbo: the suits (letters) led in this hand's finished tricks."""
+        led = self._h.v.led
+        return "".join(SUITS[suit] for suit in range(4) if led & SUIT_MASK[suit])
+
+    def card_value(self, card: str) -> int:
+        """A card's penalty value this hand: with Turbo's charges once revealed (RULES.md §6.4); the
+        bonus card apart, as in ``pbem.engine.card_points``."""
+        return self.t.values[CARD_INDEX[card]]
+
+    @property
+    def moon_total(self) -> int:
+        """M of this hand: the values of the cards in play, charged values included (RULES.md §6.4)."""
+        return self.t.moon_total
+
+    @property
+    def trick_boosted(self) -> bool:
+        """Booster Nines (RULES.md §6.5): the trick on the table boosts — a nine of the led suit among
+        its first-round cards, in a trick that started with more than one card in every hand."""
+        trick = self.trick
+        if not (self.t.booster and trick):
+            return False
+        n = self.t.players
+        nine = SUIT_OF[trick[0]] * 13 + _NINE
+        return nine in trick[:n] and self._hands.bit_count() + len(trick) >= 2 * n
+
+    @property
+    def boost_round(self) -> bool:
+        """Booster Nines: the trick on the table is in its second round."""
+        return self.t.booster and len(self.trick) >= self.t.players
+
     # -- queries --------------------------------------------------------------------------------
 
     @property
@@ -378,6 +455,8 @@ class GameState:
             return (self._h.v.kitty_taker,)
         if self.phase == CALL:
             return (self.next_dealer,)
+        if self.phase == CHARGE:
+            return self.seats_to_charge()
         return ()
 
     def legal_mask(self) -> int:
@@ -419,15 +498,29 @@ class GameState:
                 rest = legal & ~banned
                 if rest and not (t.hearts_instead_of_qs and rest == QS_BIT):
                     legal = rest
+        if t.turbo:
+            legal = self._held_back(h, legal)
         self._legal = legal
         return legal
+
+    def _held_back(self, h: int, legal: int) -> int:
+        """Turbo (RULES.md §6.4): a charged card is not led, nor played to the first trick led in its
+        suit, unless it is the only card of that suit its holder has, or nothing else is legal."""
+        v = self._h.v
+        restricted = legal & v.charged & ~v.led
+        if self.trick:
+            restricted &= SUIT_MASK_OF[self.trick[0]]  # discarding it on another suit's trick is fine
+        for i in range(52):
+            if restricted >> i & 1 and h & SUIT_MASK_OF[i] == 1 << i:
+                restricted &= ~(1 << i)
+        return legal & ~restricted or legal
 
     def legal_cards(self) -> tuple[str, ...]:
         """The cards the seat to play may play now (empty outside the play phase)."""
         legal = self._legal
         if legal < 0:
             trick = self.trick  # non-empty only in the play phase
-            if trick and not self.t.qs_drop:
+            if trick and not self.t.slow_follow:
                 # The common case, inline: following suit with cards of the led suit.
                 legal = self._hands >> 52 * self.to_move & SUIT_MASK_OF[trick[0]]
                 if legal:
@@ -587,6 +680,7 @@ class GameState:
         zeros = (0,) * n
         h = self._h
         s = self._copy()
+        s.t = h.rules.table  # a Turbo hand's charged values end with it
         s._h = _new_tuple(_Hand, (h.rules, hand_no, dealer, direction, tuple(deck), (None,) * n, zeros, h.totals,
                                   h.history, None, h.winners, variant))
         s._k = _new_tuple(_Tricks, (-1, 0, 0, 0, 0, None))
@@ -596,11 +690,68 @@ class GameState:
         if out is not None:
             out.append(ev.HandDealt(hand_no, dealer, direction, call))
         if direction == "hold":
-            s._start_play()
+            s._after_pass(out)
         else:
             s.phase = PASS
             s.to_move = -1
         return s
+
+    def _after_pass(self, out: list | None) -> None:
+        """(On a fresh copy.) The passes are done (or it is a hold hand): Turbo's charges, then play."""
+        if not self.t.turbo:
+            self._start_play()
+            return
+        # RULES.md §6.4: a seat holding no chargeable card has nothing to decide: it charges nothing.
+        chargeable = self.t.chargeable_mask
+        charges = tuple(None if self.hand_mask(seat) & chargeable else 0 for seat in range(self.t.players))
+        h = self._h
+        self._h = h._replace(v=h.v._replace(charges=charges, charged=0, led=0))
+        if None in charges:
+            self.phase = CHARGE
+            self.to_move = -1
+            self._legal = -1
+        else:
+            self._reveal(out)
+
+    def _charge(self, seat: int, cards: tuple[str, ...], out: list | None) -> "GameState":
+        if self.phase != CHARGE:
+            raise self._wrong_phase(CHARGE)
+        self._check_seat(seat)
+        v = self._h.v
+        if v.charges[seat] is not None:
+            raise IllegalMove(Reason.ALREADY_CHARGED, seat=seat)
+        t = self.t
+        _, mask = self._cards_held(seat, cards)
+        choices = self.charge_choices(seat)
+        odd = mask & ~t.chargeable_mask
+        if odd:
+            raise IllegalMove(Reason.NOT_CHARGEABLE, card=CARD_NAMES[(odd & -odd).bit_length() - 1],
+                              choices=list(choices))
+        if len(cards) > t.charge_limit:
+            raise IllegalMove(Reason.TOO_MANY_CHARGES, limit=t.charge_limit, given=len(cards))
+        s = self._copy()
+        charges = list(v.charges)
+        charges[seat] = mask
+        h = self._h
+        s._h = h._replace(v=v._replace(charges=tuple(charges)))
+        if out is not None:
+            out.append(ev.CardsCharged(seat))
+        if None not in charges:
+            s._reveal(out)
+        return s
+
+    def _reveal(self, out: list | None) -> None:
+        """(On a fresh copy.) Every seat has decided: the table is shown the charges, the hand's card
+        values become the charged ones (RULES.md §6.4), and play starts."""
+        h = self._h
+        charged = 0
+        for mask in h.v.charges:
+            charged |= mask
+        self._h = h._replace(v=h.v._replace(charged=charged))
+        self.t = h.rules.table.charged(charged) if charged else h.rules.table
+        if out is not None:
+            out.append(ev.ChargesRevealed(tuple(cards_of(mask) for mask in h.v.charges)))
+        self._start_play()
 
     def _start_play(self) -> None:
         """(On a fresh copy.) Enter the play phase with the first leader to move."""
@@ -760,7 +911,7 @@ class GameState:
         s._hands = self._hands | _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged("mix", tuple(cards_of(r) for r in received)))
-        s._start_play()
+        s._after_pass(out)
         return s
 
     def _exchange_forwarded(self, out: list | None) -> None:
@@ -793,7 +944,7 @@ class GameState:
         self._hands |= _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
-        self._start_play()
+        self._after_pass(out)
 
     def _exchange(self, out: list | None) -> None:
         """(On a fresh copy.) Every seat has passed: the passed cards join their new hands."""
@@ -818,7 +969,7 @@ class GameState:
         self._hands |= _pack(received)
         if out is not None:
             out.append(ev.PassesExchanged(direction, tuple(cards_of(r) for r in received)))
-        self._start_play()
+        self._after_pass(out)
 
     def _refusal(self, i: int, legal: int) -> IllegalMove:
         """Why card ``i`` is not among the legal cards ``legal`` (the first rule that excludes it)."""
@@ -829,6 +980,9 @@ class GameState:
         bit = 1 << i
         if not h & bit:
             return IllegalMove(Reason.CARD_NOT_IN_HAND, card=card, legal=legal_cards)
+        if t.turbo and bit & self._h.v.charged and self._charge_free_legal() & bit:
+            return IllegalMove(Reason.CHARGED_CARD_FIRST_TRICK_OF_SUIT, card=card, suit=SUITS[SUIT_OF[i]],
+                               legal=legal_cards)
         first = self.tricks_played == 0
         if self.trick:
             led = SUIT_OF[self.trick[0]]
@@ -849,6 +1003,12 @@ class GameState:
         if i == QS:
             return IllegalMove(Reason.QS_NEEDS_BROKEN_HEARTS, card=card, legal=legal_cards)
         return IllegalMove(Reason.HEARTS_NOT_BROKEN, card=card, legal=legal_cards)
+
+    def _charge_free_legal(self) -> int:
+        """The legal mask as it would be without Turbo's rule for charged cards (to explain a refusal)."""
+        s = self._copy()
+        s._h = self._h._replace(v=self._h.v._replace(charged=0))
+        return s.legal_mask()
 
     def play(self, card: str, _events: list | None = None) -> "GameState":
         """The seat to move plays ``card``. (``apply`` passes ``_events`` to collect what happened.)"""
@@ -890,7 +1050,7 @@ class GameState:
         else:
             s.hearts_broken = False
         n = t.players
-        if len(trick) < n:
+        if len(trick) < n or t.booster and s._boosting(trick, n, k, out):
             s.trick = trick
             s.to_move = seat + 1 if seat + 1 < n else 0
             s._k = k
@@ -907,12 +1067,26 @@ class GameState:
         s.trick = ()
         s.to_move = winner
         if out is not None:
-            out.append(ev.TrickWon(played, leader, tuple(CARD_NAMES[c] for c in trick), winner, points))
+            out.append(ev.TrickWon(played, leader, tuple(CARD_NAMES[c] for c in trick), winner, points, len(trick) > n))
         if t.trick_hook:
             s._after_trick(winner, played, points, out)
-        if played == t.hand_size:
+        if played == t.hand_size or t.booster and not s._hands and s.phase == PLAY:
             s._end_hand(out)
         return s
+
+    def _boosting(self, trick: tuple[int, ...], n: int, k: _Tricks, out: list | None) -> bool:
+        """Booster Nines (RULES.md §6.5, §6.8), with ``trick``'s n-th card or more down: whether the trick
+        goes on. Its first round just ended: it boosts when a nine of the led suit is among those cards
+        and every hand still holds a card (a trick started with one card each does not); then the leader
+        plays again. In the second round it goes on to 2n cards."""
+        if len(trick) > n:
+            return len(trick) < 2 * n
+        nine = SUIT_OF[trick[0]] * 13 + _NINE
+        if nine not in trick or not self._hands:
+            return False
+        if out is not None:
+            out.append(ev.TrickBoosted(k.tricks_played + 1, (k.leader + trick.index(nine)) % n, CARD_NAMES[nine]))
+        return True
 
     # -- the §6 variants at a trick's end ---------------------------------------------------------
 
@@ -929,11 +1103,14 @@ class GameState:
         if t.team:
             last = (winner, v.team_last[1]) if winner % 2 == 0 else (v.team_last[0], winner)
             v = v._replace(team_last=last)
+        if t.turbo:
+            v = v._replace(led=v.led | SUIT_MASK_OF[self._k.last_trick[1][0]])
+        final = played == t.hand_size or not self._hands  # fewer tricks with Booster Nines
         if v.kitty_taker < 0 and t.kitty_size and (
-                (played == 1 if t.kitty_form == "first_trick" else points > 0) or played == t.hand_size):
+                (played == 1 if t.kitty_form == "first_trick" else points > 0) or final):
             kitty = v.kitty
             v = v._replace(kitty_taker=winner, kitty_trick=played)
-            if t.kitty_exchange and played < t.hand_size:
+            if t.kitty_exchange and not final:
                 self._hands |= kitty << 52 * winner
                 self.phase = DISCARD
                 self.to_move = -1
@@ -980,7 +1157,7 @@ class GameState:
             shooter = self._team_slam()
         elif t.sun:
             for seat in range(t.players):
-                if k.tricks_won >> 8 * seat & 0xFF == t.hand_size:
+                if k.tricks_won >> 8 * seat & 0xFF == k.tricks_played:
                     shooter = (seat, "sun")
         pen = t.penalty_mask
         if shooter is None and t.moon != "none" and pen:
@@ -997,9 +1174,9 @@ class GameState:
             if out is not None:
                 out.append(ev.MoonChoiceNeeded(shooter[0], shooter[1], t.team))
         elif t.moon == "safety":
-            self._score(ev.Moon(shooter[0], shooter[1], self._safety_choice(shooter), t.team), out)
+            self._score(self._moon(shooter, self._safety_choice(shooter)), out)
         else:
-            self._score(ev.Moon(shooter[0], shooter[1], t.moon, t.team), out)
+            self._score(self._moon(shooter, t.moon), out)
 
     def _team_slam(self) -> tuple[int, str] | None:
         """Team mode (RULES.md §6.1, §6.8): a team that took every trick (``sun``) or every penalty
@@ -1011,7 +1188,7 @@ class GameState:
         won = self.tricks_won
         last = self._h.v.team_last
         for team, (a, b) in enumerate(((0, 2), (1, 3))):
-            if t.sun and won[a] + won[b] == t.hand_size:
+            if t.sun and won[a] + won[b] == self._k.tricks_played:
                 return (last[team], "sun")
         pen = t.penalty_mask
         for team, (a, b) in enumerate(((0, 2), (1, 3))):
@@ -1031,10 +1208,36 @@ class GameState:
             choice = self._safety_choice(shooter)
         s = self._copy()
         s._h = self._h._replace(shooter=None)
-        s._score(ev.Moon(shooter[0], shooter[1], choice, self.t.team), out)
+        s._score(s._moon(shooter, choice), out)
         return s
 
+    def _moon(self, shooter: tuple[int, str], scoring: str) -> ev.Moon:
+        """The moon (or sun) event of ``shooter`` scored by ``scoring``, with the M of this hand."""
+        total = self.t.moon_total * (2 if shooter[1] == "sun" else 1)
+        return ev.Moon(shooter[0], shooter[1], scoring, self.t.team, total)
+
+    def _multipliers(self) -> tuple[int, ...]:
+        """Turbo (RULES.md §6.4): by seat, the factor of its hand score: 2 for the 10 of clubs' taker (4 if
+        it was charged), 1 for the others; in team mode both partners carry their team's factor."""
+        t = self.t
+        n = t.players
+        factors = [1] * n
+        taken = self._k.taken
+        for seat in range(n):
+            if taken >> 52 * seat & t.tc_bit:
+                factors[seat] = 4 if self._h.v.charged & t.tc_bit else 2
+                if t.team:
+                    factors[(seat + 2) % 4] = factors[seat]
+        return tuple(factors)
+
     def _hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
+        t = self.t
+        if t.turbo:
+            # RULES.md §6.4: the TC multiplier last, on the hand score (a negative one too).
+            return tuple(map(int.__mul__, self._plain_hand_points(moon), self._multipliers()))
+        return self._plain_hand_points(moon)
+
+    def _plain_hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
         t = self.t
         n = t.players
         if t.team:
@@ -1123,15 +1326,24 @@ class GameState:
 
     def _score(self, moon: ev.Moon | None, out: list | None) -> None:
         """(On a fresh copy.) Rule 9: hand scores, totals, exact reset, end of game."""
-        points = self._hand_points(moon)
-        totals = self._new_totals(points)
         h = self._h
-        winners = self._winners(totals, h.hand_no)
+        t = self.t
+        if moon is not None and moon.scoring == "win":
+            # RULES.md §6.7, §6.8: the shooter wins at once; this hand is not added to the totals.
+            points = (0,) * t.players
+            totals = h.totals
+            winners = (moon.seat, (moon.seat + 2) % 4) if t.team else (moon.seat,)
+        else:
+            points = self._hand_points(moon)
+            totals = self._new_totals(points)
+            winners = self._winners(totals, h.hand_no)
         self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes, h.received,
                                      totals, h.history + ((points, totals, moon),), h.shooter, winners or (), h.v))
         if out is not None:
             out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won,
-                                     _team_values(self.t, points), _team_values(self.t, totals)))
+                                     _team_values(t, points), _team_values(t, totals),
+                                     self._multipliers() if t.turbo else (),
+                                     self.charges if t.turbo else ()))
         self.to_move = -1
         if winners is None:
             self.phase = CALL if self.t.dealer_calls else DEAL
@@ -1145,10 +1357,11 @@ class GameState:
         team's standing (individual mode: the team sum, then the seat's own total)."""
         sign = 1 if self.t.lowest_wins else -1
         totals = self.totals
+        won = self._h.winners  # first: under moon=win (RULES.md §6.7) the shooter, whatever the totals
         if self.t.individual:
             sums = (totals[0] + totals[2], totals[1] + totals[3])
-            return tuple(sorted(range(4), key=lambda s: (sign * sums[s % 2], sign * totals[s], s)))
-        return tuple(sorted(range(self.t.players), key=lambda s: (sign * totals[s], s)))
+            return tuple(sorted(range(4), key=lambda s: (s not in won, sign * sums[s % 2], sign * totals[s], s)))
+        return tuple(sorted(range(self.t.players), key=lambda s: (s not in won, sign * totals[s], s)))
 
     # -- serialisation ----------------------------------------------------------------------------
 
@@ -1187,16 +1400,19 @@ class GameState:
             "discarded": list(self.discarded),
             "team_last": list(self._h.v.team_last),
             "pass_call": [[d, c] for d, c in self._h.v.call],
+            "charges": [None if c is None else list(cards_of(c)) for c in self._h.v.charges],
+            "suits_led": self.suits_led,
         }
 
     @classmethod
     def at_moon_choice(cls, rules: Rules, *, shooter: int, kind: str, hand_no: int, dealer: int,
                        pass_direction: str, leader: int, tricks_played: int, hearts_broken: bool,
                        taken: Sequence[Iterable[str]], points: Sequence[int], tricks_won: Sequence[int],
-                       totals: Sequence[int]) -> "GameState":
+                       totals: Sequence[int], charges: Sequence[Iterable[str]] = ()) -> "GameState":
         """A hand whose last trick is played, waiting for ``shooter``'s moon choice, built from what
-        the whole table knows then (no hidden cards are left): ``choose_moon`` on it scores the hand
-        exactly as the game will. For bots weighing old against new."""
+        the whole table knows then (no hidden cards are left; Turbo's ``charges`` by seat, public once
+        play began): ``choose_moon`` on it scores the hand exactly as the game will. For bots weighing
+        old against new."""
         n = rules.players
         return cls.from_dict({
             "rules": rules.to_dict(), "phase": MOON, "hand_no": hand_no, "dealer": dealer,
@@ -1205,7 +1421,7 @@ class GameState:
             "to_move": -1, "tricks_played": tricks_played, "hearts_broken": hearts_broken,
             "taken": [list(cards) for cards in taken], "points": list(points), "tricks_won": list(tricks_won),
             "last_trick": None, "totals": list(totals), "history": [], "shooter": {"seat": shooter, "kind": kind},
-            "winners": [],
+            "winners": [], "charges": [list(c) for c in charges],
         })
 
     @classmethod
@@ -1237,20 +1453,32 @@ class GameState:
             history=tuple(
                 (tuple(h["points"]), tuple(h["totals"]),
                  None if h["moon"] is None else ev.Moon(h["moon"]["seat"], h["moon"]["kind"], h["moon"]["scoring"],
-                                                         bool(h["moon"].get("team", False))))
+                                                         bool(h["moon"].get("team", False)),
+                                                         int(h["moon"].get("total", 0))))
                 for h in d["history"]
             ),
             shooter=None if sh is None else (sh["seat"], sh["kind"]),
             winners=tuple(d["winners"]),
-            v=_NO_VARIANT if not (d.get("kitty") or d.get("team_last") or d.get("pass_call")) else _Variant(
+            v=_NO_VARIANT if not (d.get("kitty") or d.get("team_last") or d.get("pass_call") or d.get("charges")) else _Variant(
                 mask(d.get("kitty") or ()),
                 -1 if d.get("kitty_taker") is None else d["kitty_taker"],
                 d.get("kitty_trick") or 0,
                 mask(d.get("discarded") or ()),
                 tuple(d.get("team_last") or (-1, -1)),
                 tuple((str(x), int(c)) for x, c in d.get("pass_call") or ()),
+                tuple(None if c is None else mask(c) for c in d.get("charges") or ()),
+                0,
+                sum(SUIT_MASK["CDHS".index(x)] for x in d.get("suits_led") or ""),
             ),
         )
+        charges = s._h.v.charges
+        if charges and None not in charges:  # RULES.md §6.4: the charged values, for the rest of the hand
+            charged = 0
+            for c in charges:
+                charged |= c
+            s._h = s._h._replace(v=s._h.v._replace(charged=charged))
+            if charged:
+                s.t = s.rules.table.charged(charged)
         s._k = _Tricks(
             leader=d["leader"],
             tricks_played=d["tricks_played"],
@@ -1280,6 +1508,8 @@ def _moon_dict(m: "ev.Moon | None") -> dict[str, Any] | None:
     d: dict[str, Any] = {"seat": m.seat, "kind": m.kind, "scoring": m.scoring}
     if m.team:
         d["team"] = True
+    if m.total:
+        d["total"] = m.total
     return d
 
 

@@ -3,8 +3,8 @@
 A seat sees its own hand, the cards it passed and (once every seat has passed) the cards it received,
 the trick on the table, the last finished trick, who has taken which cards (every card played is seen
 by the whole table), the totals and the history. It never sees another seat's hand or passes, the
-cards of a mix before they are dealt back, or (RULES.md §6.3) cards forwarded through it after it
-declined to pass: it receives nothing.
+cards of a mix before they are dealt back, (RULES.md §6.3) cards forwarded through it after it
+declined to pass: it receives nothing, or (§6.4) another seat's charge before every seat has decided.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import CARD_NAMES, cards_of
-from .state import CALL, DEAL, MOON, OVER, PASS, PLAY, GameState
+from .state import CALL, CHARGE, DEAL, MOON, OVER, PASS, PLAY, GameState
 
 
 def seat_view(state: GameState, seat: int) -> dict[str, Any]:
@@ -83,5 +83,15 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "default_call": [list(p) for p in state.default_call()] if seat in to_act else [],
         "may_decline": state.may_decline and seat in to_act,
         "declined": own_pass is not None and not own_pass,
+        # RULES.md §6.4: a seat's charge is its own until every seat has decided; then the table's.
+        "charges": [None if c is None or (state.phase == CHARGE and s != seat) else list(c)
+                    for s, c in enumerate(state.charges)],
+        "charge_choices": list(state.charge_choices(seat)),
+        "charge_limit": state.charge_limit,
+        "charges_revealed": state.charges_revealed,
+        "suits_led": state.suits_led,
+        # RULES.md §6.5
+        "trick_boosted": state.trick_boosted,
+        "boost_round": state.boost_round,
     }
     return view

@@ -35,6 +35,10 @@ PRESET_CHANGES = {
     "partnership": {"partnership": "team"},
     "partnership-individual": {"partnership": "individual"},
     "kitty": {"kitty": "penalty"},
+    "turbo": {"turbo": True, "jd_bonus": -10},
+    "turbo-nines": {"turbo": True, "jd_bonus": -10, "booster_nines": True},
+    "dnf": {"jd_bonus": -10, "qs_penalty": 26, "extra_penalties": (("QC", 13), ("QD", 13), ("QH", 13)),
+            "target": 300, "dealer_calls_pass": True, "moon": "win"},
 }
 
 
@@ -251,7 +255,7 @@ def test_removed_hearts_lower_the_moon_total():
         (lambda: Rules(heart_values="two"), "BAD_CHOICE",
          {"option": "heart_values", "value": "two", "choices": ["one", "spot", "spot_capped"]}),
         (lambda: Rules(moon="full"), "BAD_CHOICE",
-         {"option": "moon", "value": "full", "choices": ["old", "new", "choice", "safety", "none"]}),
+         {"option": "moon", "value": "full", "choices": ["old", "new", "choice", "safety", "none", "win"]}),
         (lambda: Rules(tie="coin"), "BAD_CHOICE", {"option": "tie", "value": "coin", "choices": ["play_on", "share"]}),
         (lambda: Rules(jd_bonus=-7), "BAD_CHOICE", {"option": "jd_bonus", "value": -7, "choices": [0, -5, -10]}),
         (lambda: Rules(qs_penalty=-1), "NEGATIVE_PENALTY", {"option": "qs_penalty", "value": -1}),
