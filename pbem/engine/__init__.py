@@ -14,8 +14,8 @@ The public API, for the server and for bot authors::
 See README.md ("The engine, for bot authors") for the whole tour.
 
 A whole hand of any variant is driven by one loop over the phases: every decision is a move with its
-legal choices (``legal_cards``, ``call_choices``, ``discard_choices``, ``moon_choices``; a pass is any
-``pass_count`` cards of the hand, or ``DeclinePass`` when ``may_decline``), chance is a move drawn
+legal choices (``legal_cards``, ``call_choices``, ``discard_choices``, ``moon_choices``, ``charge_choices``;
+a pass is any ``pass_count`` cards of the hand, or ``DeclinePass`` when ``may_decline``), chance is a move drawn
 outside (``Deal``, ``MixCards``), and the hand is over when the phase is back to ``deal`` or ``call``
 (or ``over``)::
 
@@ -35,6 +35,10 @@ outside (``Deal``, ``MixCards``), and the hand is over when the phase is back to
         while state.phase not in (DEAL, CALL, OVER):
             if state.phase == MIX:                                  # a mix hand: chance deals them back
                 move = MixCards(shuffled_mix(state, rng))
+            elif state.phase == CHARGE:                               # turbo: charge some chargeable cards, or none
+                seat = state.seats_to_charge()[0]
+                choices = state.charge_choices(seat)
+                move = ChargeCards(seat, tuple(rng.sample(choices, rng.randint(0, min(len(choices), state.charge_limit)))))
             elif state.phase == PLAY:
                 move = PlayCard(state.to_move, rng.choice(state.legal_cards()))
             elif state.phase == DISCARD:                            # kitty_exchange: the taker discards
@@ -79,6 +83,21 @@ unseen, along each packet's direction to the first seat that chose) and ``dealer
     state, events = play_hand(state, random.Random(5))
     called = [e for e in events if isinstance(e, PassCalled)][0]      # PassCalled(seat, call): public
     state.phase, state.next_dealer, state.default_call()              # "call" again, seat 0, the cycle's way
+
+Turbo Hearts (RULES.md §6.4): after the pass each seat holding a chargeable card (``chargeable_cards``)
+charges some or none (phase ``charge``, simultaneous; a charge is private until all have decided);
+the hand's values are then the charged ones and the 10 of clubs' taker's score is multiplied last.
+Booster Nines (§6.5): a nine of the led suit makes a trick of 2n cards. ``moon="win"`` (the ``dnf``
+preset, §6.7): a shooter wins the game at once::
+
+    rules = Rules.make("turbo-nines")
+    state, events = play_hand(new_game(rules), random.Random(6))
+    shown = [e for e in events if isinstance(e, ChargesRevealed)][0].charges   # by seat, public
+    scored = [e for e in events if isinstance(e, HandScored)][0]
+    scored.multiplier, scored.charged                # (1, 1, 1, 4): seat 3 took the charged 10 of clubs
+    [e for e in events if isinstance(e, TrickBoosted)]                # TrickBoosted(trick_no, seat, card)
+    rules = Rules.make("dnf")                                         # M = 77, the dealer calls the pass
+    state, events = play_hand(new_game(rules), random.Random(7))
 """
 
 from __future__ import annotations

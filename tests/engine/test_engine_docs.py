@@ -6,7 +6,19 @@ import random
 import re
 
 import pbem.engine as engine
-from pbem.engine import CALL, DEAL, HandScored, KittyDiscarded, KittyTaken, Moon, PassCalled, PassesExchanged
+from pbem.engine import (
+    CALL,
+    DEAL,
+    ChargesRevealed,
+    HandScored,
+    KittyDiscarded,
+    KittyTaken,
+    Moon,
+    PassCalled,
+    PassesExchanged,
+    TrickBoosted,
+    TrickWon,
+)
 
 from .helpers import deck_for
 from .test_partnership import TEAM_SWEEP  # a deal where team 0 takes every trick
@@ -26,6 +38,24 @@ def run_examples() -> dict:
     for block in blocks()[1:]:  # the first is the short tour, the README's business
         exec(compile(block, "pbem/engine/__init__.py", "exec"), namespace)  # noqa: S102
     return namespace
+
+
+def test_the_module_docs_play_turbo_booster_nines_and_dnf():
+    ns = run_examples()
+    play_hand = ns["play_hand"]
+    for seed in range(6):
+        rules = engine.Rules.make("turbo-nines")
+        state, events = play_hand(engine.new_game(rules), random.Random(seed))
+        shown = [e for e in events if isinstance(e, ChargesRevealed)]
+        assert len(shown) == 1 and shown[0].charges == state.charges
+        hs = [e for e in events if isinstance(e, HandScored)][0]
+        assert sorted(hs.multiplier)[:3] == [1, 1, 1] and max(hs.multiplier) in (2, 4)
+        tricks = [e for e in events if isinstance(e, TrickWon)]
+        boosted = [e for e in events if isinstance(e, TrickBoosted)]
+        assert len(boosted) == sum(t.boosted for t in tricks)
+        assert sum(len(t.cards) for t in tricks) == 52 and len(tricks) == 13 - len(boosted)
+    state, events = play_hand(engine.new_game(engine.Rules.make("dnf")), random.Random(7))
+    assert any(isinstance(e, PassCalled) for e in events) and state.t.moon_total == 77
 
 
 def test_the_module_docs_play_a_hand_of_each_variant():
