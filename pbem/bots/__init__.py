@@ -11,9 +11,10 @@ Every bot answers four questions from what its seat may know (a :class:`BotView`
     bot.choose_discard(view)  # -> ["AS", "KD"]       (phase "discard", kitty_exchange: the taker)
     bot.choose_call(view)   # -> (("left", 2), ("right", 1))  (phase "call", dealer_calls_pass: the dealer)
     bot.choose_decline(view)  # -> True | False       (phase "pass" when view.may_decline: before choose_pass)
+    bot.choose_charge(view)   # -> ["QS"] | []         (phase "charge", Turbo: at most view.charge_limit)
 
 ``decide(bot, state, seat, tricks)`` asks the method the phase calls for and returns the engine move
-(``CallPass``, ``DeclinePass`` or ``PassCards``, ``PlayCard``, ``DiscardKitty``, ``ChooseMoon``).
+(``CallPass``, ``DeclinePass`` or ``PassCards``, ``ChargeCards``, ``PlayCard``, ``DiscardKitty``, ``ChooseMoon``).
 
 A bot is cheap to make; make one per decision or per game. ``seed`` (int or str) makes its choices
 reproducible.
@@ -44,6 +45,8 @@ class Bot(Protocol):
     def choose_call(self, view: BotView | Mapping[str, Any]) -> tuple[tuple[str, int], ...]: ...
 
     def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool: ...
+
+    def choose_charge(self, view: BotView | Mapping[str, Any]) -> list[str]: ...
 
 
 def _random(seed: Any, **options: Any) -> Bot:

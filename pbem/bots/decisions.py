@@ -7,11 +7,13 @@ from typing import Any, Sequence
 
 from pbem.engine import (
     CALL,
+    CHARGE,
     DISCARD,
     MOON,
     PASS,
     PLAY,
     CallPass,
+    ChargeCards,
     ChooseMoon,
     DeclinePass,
     DiscardKitty,
@@ -28,7 +30,8 @@ def decide(bot: Any, state: GameState, seat: int, tricks: Sequence[SeenTrick] | 
     """The move ``bot`` (a :class:`pbem.bots.Bot`) makes for ``seat`` in ``state`` (from that seat's view only; ``tricks``: the
     hand's finished tricks, see :class:`~pbem.bots.view.BotView`), by phase: ``call`` ->
     ``choose_call`` (``dealer_calls_pass``); ``pass`` -> ``choose_decline`` first when the seat may
-    decline (``pass_optional``), else ``choose_pass``; ``play`` -> ``choose_play``; ``discard`` ->
+    decline (``pass_optional``), else ``choose_pass``; ``charge`` -> ``choose_charge`` (Turbo, RULES.md
+    §6.4: ``[]`` charges nothing); ``play`` -> ``choose_play``; ``discard`` ->
     ``choose_discard`` (``kitty_exchange``); ``moon`` -> ``choose_moon``. ``deal`` and ``mix`` are
     chance, no seat's decision: :class:`ValueError`."""
     phase = state.phase
@@ -39,6 +42,8 @@ def decide(bot: Any, state: GameState, seat: int, tricks: Sequence[SeenTrick] | 
         if view.may_decline and bot.choose_decline(view):
             return DeclinePass(seat)
         return PassCards(seat, tuple(bot.choose_pass(view)))
+    if phase == CHARGE:
+        return ChargeCards(seat, tuple(bot.choose_charge(view)))
     if phase == CALL:
         return CallPass(seat, tuple((str(d), int(c)) for d, c in bot.choose_call(view)))
     if phase == DISCARD:

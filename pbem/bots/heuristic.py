@@ -43,6 +43,23 @@ called split passes the most urgent cards
 to the first direction of the call; the dealer's call is made before the deal, so it is the pass
 cycle's direction for the hand (``mix`` on a hold hand, since ``hold`` is not a call).
 
+Turbo (RULES.md §6.4): charging doubles a card's value for whoever takes it, and keeps it off the
+first trick of its suit, so the heuristic charges only a card it expects another seat to take, or
+that it expects to take itself when the card is good for it; in doubt, nothing:
+
+- QS when it is well guarded (four or more lower spades: it cannot be forced out, and it can be
+  dropped on someone else's spade trick later);
+- the bonus card (JD −10, charged −20: good to take) when it holds all but one of the higher cards of
+  its suit (AD, KD, QD: two of them), so the trick it is played in is likely its own;
+- TC (its taker's hand score ×4 instead of ×2) when it holds three or more lower clubs and no higher
+  one, so it can duck club tricks and drop TC under a higher club;
+- never AH (it doubles every heart, and the holder of the highest heart is the likeliest to take
+  heart tricks).
+
+With ``charge_limit`` below the number wanted, QS first, then the bonus card, then TC. The play is
+the same with the hand's charged values (the view's table holds them). With Booster Nines a trick's
+last card is the second round's last when the trick boosts.
+
 The decision functions work on card masks so the ``strong`` player can use them as its fast
 playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
 it does not try to shoot the moon.
@@ -55,7 +72,9 @@ from typing import Any, Mapping
 
 from pbem.engine import OVER, GameState
 from pbem.engine.cards import (
+    CARD_INDEX,
     CARD_NAMES,
+    CLUBS_MASK,
     HEARTS,
     HEARTS_MASK,
     KS_AS_BITS,
@@ -76,6 +95,8 @@ from .view import BotView, as_bot_view
 
 _BELOW_QS = SPADES_MASK & ((1 << QS) - 1)
 _JACK = 9  # rank index of a jack
+_NINE = 7  # rank index of a nine (RULES.md §6.5)
+_TC = CARD_INDEX["TC"]
 
 
 def _highest(mask: int) -> int:
@@ -142,7 +163,7 @@ def choose_card(t: Table, seat: int, hand: int, legal: int, trick: tuple[int, ..
     shooter = threat_seats(t, seat, points, partner, team)
     if trick:
         if legal & SUIT_MASK_OF[trick[0]]:
-            return _follow(t, legal, trick, leader, shooter, partner)
+            return _follow(t, legal, trick, leader, shooter, partner, _last_to_play(t, trick, hand))
         return _discard(t, hand, legal, trick, leader, played, shooter, partner)
     return _lead(t, hand, legal, played, shooter)
 
@@ -175,12 +196,28 @@ def _cost(t: Table, c: int) -> int:
     return v
 
 
-def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: int, partner: int = -1) -> int:
+def _last_to_play(t: Table, trick: tuple[int, ...], hand: int) -> bool:
+    """Whether this seat's card is the trick's last: the n-th, unless the trick boosts (Booster Nines,
+    RULES.md §6.5: a nine of the led suit among the first round's cards, with more than one card in
+    every hand), then the 2n-th."""
+    n = t.players
+    k = len(trick)
+    if not t.booster:
+        return k == n - 1
+    if k >= n:
+        return k == 2 * n - 1
+    nine = SUIT_OF[trick[0]] * 13 + _NINE
+    return k == n - 1 and not (nine in trick and hand & (hand - 1))
+
+
+def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: int, partner: int = -1,
+            last: bool | None = None) -> int:
     winning, winner = _winner(t, trick, leader)
     above = legal & ~((2 << winning) - 1)
     below = legal & ((1 << winning) - 1)
     value = _trick_value(t, trick)
-    last = len(trick) == t.players - 1
+    if last is None:
+        last = len(trick) == t.players - 1
     if shooter and above:
         if 1 << winner & shooter and (value > 0 or legal & t.penalty_mask):
             return _highest(above)  # take the points away from the would-be shooter
@@ -415,6 +452,26 @@ def choose_call(view: BotView) -> tuple[tuple[str, int], ...]:
     return choices[0]
 
 
+def choose_charge_cards(t: Table, hand: int, choices: int, limit: int) -> list[int]:
+    """Turbo (RULES.md §6.4): the cards of ``choices`` (the chargeable cards held) to charge, at most
+    ``limit``, by the module docstring's rules (QS well guarded, the bonus card with its suit's higher
+    cards, TC over low clubs; never AH); ``[]`` in doubt."""
+    wanted: list[int] = []
+    if choices & QS_BIT and t.values[QS] > 0 and (hand & _BELOW_QS).bit_count() >= 4:
+        wanted.append(QS)
+    bonus = choices & t.bonus_bit
+    if bonus:
+        b = bonus.bit_length() - 1
+        higher = t.deck_mask & SUIT_MASK_OF[b] & ~((2 << b) - 1)
+        if higher and (hand & higher).bit_count() >= max(1, higher.bit_count() - 1):
+            wanted.append(b)
+    if choices >> _TC & 1:
+        clubs = hand & CLUBS_MASK
+        if (clubs & ((1 << _TC) - 1)).bit_count() >= 3 and not clubs >> (_TC + 1):
+            wanted.append(_TC)
+    return wanted[:max(0, limit)]
+
+
 def choose_discard_cards(t: Table, hand: int, count: int, played: int = 0) -> list[int]:
     """``kitty_exchange``: the ``count`` cards of ``hand`` (the kitty in it) to discard face down to
     this seat's own tricks, the most urgent first. A discarded card is taken for sure, so penalty
@@ -458,8 +515,15 @@ def _moon_outcome(view: BotView, scoring: str) -> GameState:
         dealer=view.dealer, pass_direction=view.pass_direction, leader=view.leader,
         tricks_played=view.tricks_played, hearts_broken=view.hearts_broken,
         taken=[cards_of(m) for m in view.taken], points=view.points, tricks_won=view.tricks_won,
-        totals=view.totals,
+        totals=view.totals, **_charges_arg(view),
     ).choose_moon(view.seat, scoring)
+
+
+def _charges_arg(view: BotView) -> dict[str, Any]:
+    """Turbo: the hand's charges (public at a moon choice), so the moon is scored with charged values."""
+    if not view.charges:
+        return {}
+    return {"charges": [cards_of(m or 0) for m in view.charges]}
 
 
 def choose_moon_scoring(view: BotView) -> str:
@@ -546,6 +610,14 @@ class HeuristicBot:
     def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool:
         return decline_for(as_bot_view(view))
 
+    def choose_charge(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        return [CARD_NAMES[c] for c in charge_cards_for(as_bot_view(view))]
+
+
+def charge_cards_for(v: BotView) -> list[int]:
+    """Turbo: the heuristic's charge from a view (phase ``charge``; ``[]`` when it has no choice)."""
+    return choose_charge_cards(v.table, v.hand, v.charge_choices, v.charge_limit)
+
 
 def pass_cards_for(v: BotView) -> list[int]:
     """The heuristic's pass from a view: to the partner (``pass_to_partner``) or as usual."""
@@ -577,4 +649,5 @@ def discard_cards_for(v: BotView) -> list[int]:
 
 __all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_partner_pass_cards", "choose_discard_cards",
            "choose_moon_scoring", "moon_threat", "threat_seats", "partners_of", "pass_cards_for", "card_for",
-           "discard_cards_for", "hand_is_safe", "choose_call", "decline_for"]
+           "discard_cards_for", "hand_is_safe", "choose_call", "decline_for", "choose_charge_cards",
+           "charge_cards_for"]

@@ -13,7 +13,13 @@ must agree with everything the seat knows, or the search learns from impossible 
   ``no_pts_on_first_trick``) held only penalty cards; a seat that led a heart before hearts were
   broken held nothing else it could lead; with ``qs_must_drop_when_safe`` a seat that did not drop
   QS when it had to does not hold it;
-- each seat holds as many cards as it has not played;
+- each seat holds as many cards as it has not played (a boosted trick, RULES.md §6.5, takes two
+  cards of each: its second round is a follow like the first, so a seat that does not follow in it
+  is void too);
+- Turbo (RULES.md §6.4): a charged card not yet played is in its charger's hand (with
+  ``kitty_exchange``, the taker's: in its hand or its discards); a charged card played to the first
+  trick led in its suit (led, or followed) was the only card of that suit its holder had, beside
+  other charged ones (otherwise another card of the suit was legal and the charged one was not);
 - with a kitty (RULES.md §6.2) the unseen cards are in the other hands AND in a hidden *pile* of
   exactly the kitty's size: the kitty on the table, or in another seat's tricks (its cards, or with
   ``kitty_exchange`` the taker's discards). Cards passed before play cannot be in a kitty set aside
@@ -98,6 +104,14 @@ def infer(view: BotView) -> Knowledge:
             # pass_optional: the packet went on through decliners nobody names; in some other hand.
             not_in_pile = view.passed_mask & unseen
         # mix (RULES.md §6.3): the passed cards were dealt back to anyone, or to the new kitty.
+    if view.charges_revealed:  # RULES.md §6.4: every charged card not yet played is in its charger's hand
+        for s, m in enumerate(view.charges):
+            if s == me or not m:
+                continue
+            if exchanged and s == owner:
+                owner_or_pile |= m & unseen
+            else:
+                known[s] |= m & unseen
 
     played_before = view.played
     tricks = list(view.tricks)
@@ -112,6 +126,18 @@ def infer(view: BotView) -> Knowledge:
             later |= 1 << c
         befores.append(played_before & ~later)
     befores.reverse()
+    # Turbo: the suits led before each trick (for the charged-card rule), where the tricks say it: the
+    # trick on the table follows every finished trick; the finished ones only if every one is known.
+    charged = view.charged
+    leds: list[int | None] = []
+    led = 0
+    for k, (leader, cards) in enumerate(tricks):
+        on_table = bool(view.trick) and k == len(tricks) - 1
+        if on_table:
+            leds.append(view.led_suits)
+        else:
+            leds.append(led if view.tricks_complete else None)
+            led |= SUIT_MASK_OF[cards[0]]
     # After an exchange (or while the taker holds the kitty to discard) the taker's hand is no longer
     # what it showed before: those tricks say nothing of it.
     changed = view.kitty_taker if view.rules_kitty_exchange and view.kitty_taker not in (None, me) else None
@@ -121,6 +147,8 @@ def infer(view: BotView) -> Knowledge:
         broken = bool(before & HEARTS_MASK) or (t.qs_breaks and bool(before & QS_BIT))
         skip = changed if first_no + k < stale else None
         _infer_trick(t, allowed, leader, cards, first, broken, me, skip)
+        if charged and leds[k] is not None:
+            _infer_charged(t, allowed, leader, cards, charged, leds[k], me, skip)
         if first and pile and t.first_lead == "two_of_clubs" and SUIT_OF[cards[0]] == CLUBS:
             # RULES.md §6.2: the lowest club dealt to a player leads; every club below it is in the kitty.
             below = t.deck_mask & CLUBS_MASK & ((1 << cards[0]) - 1) & unseen
@@ -192,6 +220,24 @@ def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], fir
                 if any(1 << x & KS_AS_BITS for x in cards[:k]):
                     allowed[seat] &= ~QS_BIT
         broken = next_broken
+
+
+def _infer_charged(t, allowed: list[int], leader: int, cards: tuple[int, ...], charged: int, led_before: int,
+                   me: int, skip: int | None = None) -> None:
+    """Turbo (RULES.md §6.4), read backwards: a charged card played to the first trick led in its suit
+    (``led_before``: the suit masks led in the tricks before this one) means its holder had no other
+    card of that suit but charged ones. Not when ``qs_must_drop_when_safe`` forced a charged QS."""
+    n = t.players
+    suit = SUIT_MASK_OF[cards[0]]
+    if led_before & suit:
+        return
+    for k, c in enumerate(cards):
+        bit = 1 << c
+        if not bit & charged or not bit & suit or (c == QS and t.qs_drop):
+            continue
+        seat = (leader + k) % n
+        if seat != me and seat != skip:
+            allowed[seat] &= ~(suit & ~charged)
 
 
 def sample_hands(knowledge: Knowledge, rng: random.Random, tries: int = 20) -> tuple[int, ...]:

@@ -1,11 +1,14 @@
 """The ``random`` player: a uniformly random legal card, pass, kitty discard, moon scoring, dealer's
-call (``dealer_calls_pass``), and a decline now and then (``pass_optional``, one pass in four).
+call (``dealer_calls_pass``), a decline now and then (``pass_optional``, one pass in four), and a
+random charge (Turbo: any set of its chargeable cards within ``charge_limit``, none included, each
+set as likely).
 
 The baseline every other player is measured against, and a fuzzer for the server.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any, Mapping
 
@@ -55,3 +58,12 @@ class RandomBot:
         """``pass_optional``: decline one pass in four (never where declining is not allowed)."""
         v = as_bot_view(view)
         return v.may_decline and self.rng.random() < DECLINE_RATE
+
+    def choose_charge(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        """Turbo (RULES.md §6.4): any set of the chargeable cards held, at most ``charge_limit`` of them,
+        none included, each set as likely."""
+        v = as_bot_view(view)
+        choices = indices_of(v.charge_choices)
+        sets = [combo for k in range(min(v.charge_limit, len(choices)) + 1)
+                for combo in itertools.combinations(choices, k)]
+        return [CARD_NAMES[c] for c in self.rng.choice(sets)]

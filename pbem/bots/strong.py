@@ -20,6 +20,15 @@ tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a r
 through the kitty's taking and discard as the engine rules them; a card is scored by what the seat
 is judged on (with a partnership: its team's hand score in team mode, the partners' sum in
 individual mode).
+
+Turbo, Booster Nines, ``moon=win`` (RULES.md §6.4, §6.5, §6.7): the charge is the heuristic's
+(:func:`~pbem.bots.heuristic.charge_cards_for`). In play the worlds keep every charged card not yet
+played in its charger's hand (a hard constraint of the sampling), and what the charged-card rule and
+a boosted trick's second round reveal; a world is the engine's own state with the charges and the
+suits led, so a rollout plays boosts, the charged-card rule and the charged values exactly, and is
+scored by the engine (the TC multiplier last). Under ``moon=win`` a hand that ends the game is not a
+hand score: a rollout whose shooter is on this seat's side counts as the game won, worth ``target``
+points off, and one whose shooter is an opponent as the game lost, ``target`` points on.
 """
 
 from __future__ import annotations
@@ -29,10 +38,11 @@ import time
 from typing import Any, Mapping
 
 from pbem.engine import DISCARD, MOON, PLAY, GameState
-from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK_OF, cards_of, indices_of
+from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of, indices_of
 
 from .heuristic import (
     card_for,
+    charge_cards_for,
     choose_card,
     choose_discard_cards,
     choose_call,
@@ -76,6 +86,9 @@ class StrongBot:
     def choose_decline(self, view: BotView | Mapping[str, Any]) -> bool:
         return decline_for(as_bot_view(view))
 
+    def choose_charge(self, view: BotView | Mapping[str, Any]) -> list[str]:
+        return [CARD_NAMES[c] for c in charge_cards_for(as_bot_view(view))]
+
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str:
         v = as_bot_view(view)
         legal = v.legal
@@ -103,6 +116,7 @@ class StrongBot:
         judged = (me,) if v.partner is None or v.rules.partnership == "team" else (me, v.partner)
         partners, team = partners_of(v.rules)
         sign = 1 if t.lowest_wins else -1
+        win = v.rules.target if v.rules.moon == "win" else 0
         sums = [0] * len(cards)
         done = 0
         rng = self.rng
@@ -110,7 +124,7 @@ class StrongBot:
             hands, pile = sample_world(knowledge, rng)
             root = GameState.from_dict(_world(template, v, hands, pile))
             for j, c in enumerate(cards):
-                sums[j] += sign * _rollout(root.play(CARD_NAMES[c]), judged, t, partners, team)
+                sums[j] += _rollout(root.play(CARD_NAMES[c]), judged, t, partners, team, sign, win)
             done += 1
             if deadline is not None and time.perf_counter() > deadline:
                 break
@@ -155,6 +169,9 @@ def _template(v: BotView) -> dict[str, Any]:
     }
     if v.teams:
         d["team_last"] = list(_team_last(v))
+    if v.charges:  # Turbo: public once play starts (RULES.md §6.4)
+        d["charges"] = [None if m is None else list(cards_of(m)) for m in v.charges]
+        d["suits_led"] = "".join(SUITS[suit] for suit in range(4) if v.led_suits & SUIT_MASK[suit])
     if v.kitty_size:
         d["kitty_taker"] = v.kitty_taker
         d["kitty_trick"] = v.kitty_trick or (v.tricks_played if v.kitty_taker is not None else 0)
@@ -209,14 +226,18 @@ def _world(template: dict[str, Any], v: BotView, hands: tuple[int, ...], pile: i
     return d
 
 
-def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool) -> int:
-    """Play the hand out with the heuristic for every seat (a kitty discard too); the hand score of
-    the ``judged`` seats (this seat, or with its partner in individual mode).
+def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
+             sign: int = 1, win: int = 0) -> int:
+    """Play the hand out with the heuristic for every seat (a kitty discard too); what it costs the
+    ``judged`` seats (this seat, or with its partner in individual mode), lower is better: their hand
+    score (``sign`` -1 when the highest total wins), or under ``moon=win`` a shoot that ends the game
+    ``-win`` when a judged seat is among its winners, ``+win`` when not.
 
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
-    is played with the first legal card: it cannot change the result, and is much cheaper.
+    is played with the first legal card: it cannot change the result, and is much cheaper. (With
+    Turbo the 10 of clubs counts as scoring: its taker's score is multiplied.)
     """
-    scoring = t.scoring_mask & t.deck_mask
+    scoring = (t.scoring_mask | (t.tc_bit if t.turbo else 0)) & t.deck_mask
     played = 0
     for m in state.taken:
         played |= m
@@ -259,5 +280,7 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
             break
     if state.phase == MOON:
         state = state.choose_moon(state.shooter[0], "safety")
-    points = state.history[-1][0]
-    return sum(points[s] for s in judged)
+    points, _totals, moon = state.history[-1]
+    if moon is not None and moon.scoring == "win":  # RULES.md §6.7: the game is over, not a hand scored
+        return -win if set(judged) & set(state.winners) else win
+    return sign * sum(points[s] for s in judged)

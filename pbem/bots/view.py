@@ -16,6 +16,14 @@ hand's public call (``pass_call``) and, for the dealer in phase ``call``, the le
 ``mix`` the view holds what this seat got back (``received``) and nothing of where its own passed
 cards went; the cards being mixed are in no seat's view.
 
+Turbo and Booster Nines (RULES.md §6.4, §6.5): during the ``charge`` phase the view holds this seat's
+own charge only (``charges``: the others are ``None`` until every seat has decided) and its choices
+(``charge_choices``); once the charges are revealed every seat's is public, and ``table`` is the
+hand's table with the charged values (QS 26, every heart doubled, the bonus doubled) so every bot
+values cards as the engine scores them. A boosted trick holds 2n cards (round 2 from the leader
+again); the view says whether the trick on the table boosts and which suits were led (a charged
+card's first trick of its suit).
+
 Why the finished tricks travel with the view: an engine state keeps only the last finished trick, but
 inference needs every one (a seat that did not follow suit is void in it). Callers that have the move
 log give the tricks (``from_moves``, or ``from_state(..., tricks=...)``); without them the view holds
@@ -27,8 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from pbem.engine import CALL, DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
-from pbem.engine.cards import CARD_INDEX, FULL_DECK, cards_of, mask_of
+from pbem.engine import CALL, CHARGE, DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
+from pbem.engine.cards import CARD_INDEX, FULL_DECK, SUIT_MASK, SUITS, cards_of, mask_of
 from pbem.engine.rules import Table
 
 #: A finished trick as a seat saw it: (leader, card indices in play order).
@@ -82,12 +90,28 @@ class BotView:
     #: phase "call", the dealer of the coming hand only: the legal calls, and the cycle's (the default)
     call_choices: tuple[tuple[tuple[str, int], ...], ...] = ()
     default_call: tuple[tuple[str, int], ...] = ()
+    # -- §6.4 Turbo, §6.5 Booster Nines --
+    #: by seat, the mask of the cards it charged this hand; ``None`` while undecided, or (phase
+    #: ``charge``) another seat's, hidden until every seat has decided; ``()`` without turbo
+    charges: tuple[int | None, ...] = ()
+    charged: int = 0  # every card charged this hand, once revealed (public)
+    charge_choices: int = 0  # phase "charge", this seat still to decide: the chargeable cards it holds
+    charge_limit: int = 4
+    led_suits: int = 0  # the union of the suit masks of the suits led in this hand's finished tricks
+    trick_boosted: bool = False  # Booster Nines: the trick on the table boosts (2n cards)
+    boost_round: bool = False  # Booster Nines: the trick on the table is in its second round
 
     # -- derived knowledge -------------------------------------------------------------------------
 
     @property
     def table(self) -> Table:
-        return self.rules.table
+        """The hand's table: the rules', with Turbo's charged values once the charges are revealed."""
+        return _table(self.rules, self.charged)
+
+    @property
+    def charges_revealed(self) -> bool:
+        """Turbo: every seat has decided its charge this hand, and the table has been shown them."""
+        return bool(self.charges) and None not in self.charges
 
     @property
     def players(self) -> int:
@@ -143,14 +167,23 @@ class BotView:
         return 0 if seat in self.teams[0] else 1
 
     def cards_held(self, seat: int) -> int:
-        """How many cards ``seat`` holds now (during play every seat plays one card per trick)."""
-        t = self.table
-        n = t.players
-        played_now = (seat - self.leader) % n < len(self.trick)
-        held = t.hand_size - self.tricks_played - (1 if played_now else 0)
+        """How many cards ``seat`` holds now. During play every seat plays one card per round of a
+        trick (two rounds in a boosted one, RULES.md §6.5), so every hand holds what this seat's does,
+        less the cards it has put on the trick on the table that this seat has not."""
+        held = self.hand.bit_count()
+        if self.phase == "discard" and self.seat == self.kitty_taker:
+            held -= self.kitty_size
+        held += self._on_table(self.seat) - self._on_table(seat)
         if self.phase == "discard" and seat == self.kitty_taker:
             held += self.kitty_size  # the kitty is in the taker's hand until it discards
         return held
+
+    def _on_table(self, seat: int) -> int:
+        """How many cards ``seat`` has played to the trick on the table (0, 1, or 2 in a boost round)."""
+        n = self.players
+        k = len(self.trick)
+        first = (seat - self.leader) % n
+        return 0 if first >= k else 1 + (k - 1 - first) // n
 
     def packets(self) -> tuple[tuple[int, int], ...]:
         """This hand's pass as packets ``(offset clockwise, count)``: one for left/right/across, one per
@@ -232,8 +265,9 @@ class BotView:
         kitty = _kitty_of(state, seat)
         taken = tuple(state.taken)
         points = tuple(state.points)
+        charges, charged = _charges_of(state, seat)
         if kitty.hidden:  # another seat's tricks hold cards this seat must not see
-            t = rules.table
+            t = _table(rules, charged)
             taker = kitty.taker
             taken = tuple(m & ~kitty.hidden if s == taker else m for s, m in enumerate(taken))
             lost = sum(t.values[c] for c in range(52) if kitty.hidden >> c & 1)
@@ -277,6 +311,13 @@ class BotView:
             pass_call=tuple(state.pass_call),
             call_choices=state.call_choices() if calling else (),
             default_call=state.default_call() if calling else (),
+            charges=charges,
+            charged=charged,
+            charge_choices=mask_of(state.charge_choices(seat)) if state.phase == CHARGE else 0,
+            charge_limit=rules.charge_limit,
+            led_suits=_led_mask(state.suits_led),
+            trick_boosted=state.trick_boosted,
+            boost_round=state.boost_round,
         )
 
     @classmethod
@@ -318,6 +359,11 @@ class BotView:
         teams = tuple(tuple(team) for team in rules.teams)
         kitty_size = rules.table.kitty_size
         own_kitty = view.get("kitty") or ()
+        charges = tuple(None if c is None else mask_of(c) for c in view.get("charges") or ())
+        charged = 0
+        if view.get("charges_revealed"):
+            for c in charges:
+                charged |= c or 0
         return cls(
             rules=rules,
             seat=view["seat"],
@@ -357,6 +403,13 @@ class BotView:
             pass_call=_call(view.get("pass_call") or ()),
             call_choices=tuple(_call(c) for c in view.get("call_choices") or ()),
             default_call=_call(view.get("default_call") or ()),
+            charges=charges,
+            charged=charged,
+            charge_choices=mask_of(view.get("charge_choices") or ()),
+            charge_limit=view.get("charge_limit") or rules.charge_limit,
+            led_suits=_led_mask(view.get("suits_led") or ""),
+            trick_boosted=bool(view.get("trick_boosted")),
+            boost_round=bool(view.get("boost_round")),
         )
 
 
@@ -373,6 +426,31 @@ class _Kitty:
 
 def _call(pairs: Iterable[Sequence[Any]]) -> tuple[tuple[str, int], ...]:
     return tuple((str(d), int(c)) for d, c in pairs)
+
+
+def _table(rules: Rules, charged: int) -> Table:
+    """The table a hand is played with: with Turbo's charged values once revealed (RULES.md §6.4), the
+    engine's own derived table (the values the engine scores with), else the rules' table."""
+    t = rules.table
+    return t.charged(charged) if charged else t
+
+
+def _charges_of(state: GameState, seat: int) -> tuple[tuple[int | None, ...], int]:
+    """What ``seat`` may know of this hand's charges (RULES.md §6.4): by seat, the mask charged (during
+    the charge phase only its own, the others ``None``: they are hidden until every seat decides), and
+    the mask of every card charged once revealed."""
+    charges = tuple(None if c is None else mask_of(c) for c in state.charges)
+    if state.phase == CHARGE:
+        charges = tuple(c if s == seat else None for s, c in enumerate(charges))
+    return charges, mask_of(state.charged_cards)
+
+
+def _led_mask(suits: str) -> int:
+    """The suit letters led (``state.suits_led``) as the union of their suit masks."""
+    m = 0
+    for letter in suits:
+        m |= SUIT_MASK[SUITS.index(letter)]
+    return m
 
 
 def _names_to_indices(cards: Iterable[Any]) -> tuple[int, ...]:

@@ -179,6 +179,9 @@ class _TimedBot:
     def choose_decline(self, view: Any) -> bool:
         return self.bot.choose_decline(view)
 
+    def choose_charge(self, view: Any) -> list[str]:
+        return self.bot.choose_charge(view)
+
     def choose_play(self, view: Any) -> str:
         if not view.legal & (view.legal - 1):
             return self.bot.choose_play(view)
