@@ -1,10 +1,10 @@
-"""``pbem bench variants``: whole bot games of every §6.1/§6.2/§6.3 configuration, counted and timed.
+"""``pbem bench variants``: whole bot games of every §6 configuration, counted and timed.
 
-Each configuration (RULES.md §6.1 partnership, §6.2 kitty, §6.3 passing variants, and ``standard``
-beside them) plays
+Each configuration (RULES.md §6.1 partnership, §6.2 kitty, §6.3 passing variants, §6.4 Turbo with
+§6.5 Booster Nines, §6.7 Dirty Nasty Filthy, and ``standard`` beside them) plays
 ``games`` whole games between cheap bots (``random`` and ``heuristic``; a seat's bot drawn per game
 from the seed, or ``--bots`` cycled over the seats) to the end the rules say (``target``, or
-``end_after_hands``). Every decision goes through the engine as a move (``apply``, its move-log
+``end_after_hands``; under ``moon=win`` a shoot ends it). Every decision (a Turbo charge too) goes through the engine as a move (``apply``, its move-log
 form read back first, as the server stores it), so a bot's illegal answer, a move the log cannot
 carry, or an engine error is an *error* of that configuration; so is a hand whose cards are not
 conserved (every card in play, the kitty's included, in exactly one seat's tricks) or a game not
@@ -13,6 +13,7 @@ moves, seconds (CPU of this process) and games per second.
 
     pbem bench variants                  # 1,000 games of each configuration
     pbem bench variants --games 20 --bots heuristic,random
+    pbem bench variants --only turbo --only dnf --only booster   # only the configurations so named
 """
 
 from __future__ import annotations
@@ -82,7 +83,17 @@ PASSING_CONFIGURATIONS: tuple[Configuration, ...] = (
                   (("dealer_calls_pass", True), ("kitty", "first_trick"), ("players", 3))),
 )
 
-#: Every configuration the benchmark plays (the issue's list for §6.1, §6.2 and §6.3, and ``standard``).
+#: RULES.md §6.4 Turbo (with the seeds' one-card charge), §6.5 Booster Nines with Turbo and without,
+#: §6.7 Dirty Nasty Filthy (dealer's call, moon=win).
+TURBO_CONFIGURATIONS: tuple[Configuration, ...] = (
+    Configuration("turbo", "turbo"),
+    Configuration("turbo-nines", "turbo-nines"),
+    Configuration("dnf", "dnf"),
+    Configuration("turbo charge_limit=1", "turbo", (("charge_limit", 1),)),
+    Configuration("booster_nines", "standard", (("booster_nines", True),)),
+)
+
+#: Every configuration the benchmark plays (the issue's list for §6.1 to §6.7, and ``standard``).
 CONFIGURATIONS: tuple[Configuration, ...] = (
     Configuration("standard", "standard"),
     Configuration("partnership", "partnership"),
@@ -95,6 +106,7 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
     *(_kitty(form, players, exchange)
       for form in ("first_trick", "first_penalty") for players in (3, 5) for exchange in (False, True)),
     *PASSING_CONFIGURATIONS,
+    *TURBO_CONFIGURATIONS,
 )
 
 

@@ -12,6 +12,10 @@ Examples::
     pbem simulate --games 100 --bots heuristic,random,heuristic,random --option pass_optional=true
     pbem simulate --games 100 --bots heuristic,random,heuristic,random --option dealer_calls_pass=true
     pbem simulate --deals 500 --bots heuristic,random,heuristic,random --option pass_cycle="left mix"
+    pbem simulate --games 100 --bots strong,heuristic,heuristic,heuristic --preset turbo-nines --playouts 200
+    pbem simulate --deals 500 --bots heuristic,random,heuristic,random --preset turbo --option charge_limit=1
+    pbem simulate --games 100 --bots heuristic,random,heuristic,random --preset dnf
+    pbem simulate --deals 500 --bots heuristic,random,heuristic,random --option booster_nines=true
 """
 
 from __future__ import annotations

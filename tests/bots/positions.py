@@ -19,12 +19,14 @@ def cards(text: str) -> list[str]:
 
 def position(rules: Rules, hands: Mapping[int, str], *, taken: Mapping[int, str] | None = None,
              trick: str = "", leader: int = 0, hearts_broken: bool | None = None,
-             totals: list[int] | None = None, rest_taken_by: int | None = None) -> GameState:
+             totals: list[int] | None = None, rest_taken_by: int | None = None,
+             charges: Mapping[int, str] | None = None, suits_led: str = "") -> GameState:
     """A state in the play phase: ``hands[seat]`` held (filled up from the unnamed cards), ``taken[seat]``
     in that seat's tricks (whole tricks), ``trick`` on the table led by ``leader``.
 
     ``rest_taken_by``: the hands are given in full and every card not named is in that seat's tricks
-    (for late positions).
+    (for late positions). Turbo (RULES.md §6.4): ``charges[seat]`` the cards it charged (revealed;
+    the points taken are then the charged values), ``suits_led`` the suits led in finished tricks.
     """
     n = rules.players
     t = rules.table
@@ -54,6 +56,10 @@ def position(rules: Rules, hands: Mapping[int, str], *, taken: Mapping[int, str]
     assert not leftover, f"cards left over: {leftover}"
     heart_seen = any(c[1] == "H" for c in all_taken + trick_cards)
     points = [card_points(rules, taken_cards[s]) for s in range(n)]
+    charged = [cards((charges or {}).get(s, "")) for s in range(n)]
+    if charges is not None:
+        values = t.charged(sum(1 << CARD_INDEX[c] for h in charged for c in h)).values
+        points = [sum(values[CARD_INDEX[c]] for c in taken_cards[s]) for s in range(n)]
     d = {
         "rules": rules.to_dict(),
         "phase": "play",
@@ -78,4 +84,7 @@ def position(rules: Rules, hands: Mapping[int, str], *, taken: Mapping[int, str]
         "shooter": None,
         "winners": [],
     }
+    if charges is not None:
+        d["charges"] = charged
+        d["suits_led"] = suits_led
     return GameState.from_dict(d)
