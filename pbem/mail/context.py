@@ -327,7 +327,9 @@ class GameContext:
         the first trick of their suit, unless the only card of it held): on its turn to play only."""
         if self.phase != "play" or not self.legal or not self.own_charge or not self.my_turn:
             return ()
-        return tuple(c for c in self.own_charge if c in self.hand and c not in self.legal)
+        led = self.trick[0].card[1] if self.trick else None  # None: the reader leads
+        return tuple(c for c in self.own_charge if c in self.hand and c not in self.legal
+                     and c[1] not in self.suits_led and (led is None or led == c[1]))
 
     @property
     def table_rounds(self) -> tuple[tuple[Play, ...], tuple[Play, ...]]:

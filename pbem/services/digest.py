@@ -29,7 +29,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, GameStatus, Move, OutboundMessage, Player, Seat, SeatStatus
-from pbem.engine import OVER
+from pbem.engine import CHARGE, OVER
 from pbem.mail import context as mc
 from pbem.mail.links import unsubscribe_link
 
@@ -145,7 +145,10 @@ def _digest_game(session: Session, svc: Services, game: Game, seat: Seat, since:
     return mc.DigestGame(
         game_id=game.id, title=game.title, names=seat_names(seats), seat=seat.seat, hand_number=state.hand_no,
         totals=tuple(state.totals), cards_played=cards_played, hands=hands,
-        waiting_for=tuple(state.seats_to_act()) if state.phase != OVER else (),
+        # RULES.md §6.4: who else is still to charge would tell who holds a chargeable card.
+        waiting_for=(tuple(state.seats_to_act()) if state.phase != CHARGE
+                     else tuple(s for s in state.seats_to_act() if s == seat.seat)) if state.phase != OVER else (),
+        charging=state.phase == CHARGE,
         over=state.phase == OVER, winners=tuple(state.winners or ()) if state.phase == OVER else (),
         table_talk=talk, game_url=game_url(svc, game, seat.seat),
         teams=teams_of(state.rules), team_totals=tuple(state.team_totals) if state.rules.teams else (),

@@ -21,7 +21,21 @@ from sqlalchemy.orm import Session
 from pbem.config import Settings
 from pbem.db.models import Game, OutboundMessage, OutboundStatus, Player, Seat
 from pbem.db.writes import PendingRow, add_row
-from pbem.engine import CALL, DEAL, DISCARD, MIX, MOON, OVER, PASS, PLAY, GameState
+from pbem.engine import (
+    CALL,
+    CHARGE,
+    DEAL,
+    DISCARD,
+    MIX,
+    MOON,
+    OVER,
+    PASS,
+    PLAY,
+    GameState,
+    Rules,
+    card_points,
+    chargeable_cards,
+)
 from pbem.engine.cards import CARD_NAMES, cards_of
 from pbem.mail import context as mc
 from pbem.mail.addresses import claimed_game_id, make_reply_address
@@ -104,7 +118,9 @@ def unsubscribe_url(settings: Settings, player_id: int, game_id: int | None = No
 def _moon(state: GameState, moon: object | None) -> mc.Moon | None:
     if moon is None:
         return None
-    m = state.t.moon_total * (2 if moon.kind == "sun" else 1)  # type: ignore[attr-defined]
+    # The moon total the hand was scored with (charged values under Turbo, RULES.md §6.4); a moon
+    # recorded without one is scored on the rules' table.
+    m = getattr(moon, "total", 0) or state.rules.table.moon_total * (2 if moon.kind == "sun" else 1)  # type: ignore[attr-defined]
     return mc.Moon(shooter=moon.seat, kind=moon.kind, scoring=moon.scoring, total=m,  # type: ignore[attr-defined]
                    team=bool(getattr(moon, "team", False)))
 
@@ -150,6 +166,7 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
             plays=tuple(mc.Play((leader + k) % n, state_card) for k, state_card in enumerate(_names(cards))),
             winner=winner,
             points=points,
+            boosted=len(cards) > n,  # RULES.md §6.5: a boosted trick holds two rounds
         )
     waiting_for = tuple(state.seats_to_act())
     to_act = frozenset(waiting_for)
@@ -157,8 +174,8 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
     return TableView(
         rows=rows,
         names=seat_names(list(rows)),
-        phase={CALL: "call", DEAL: "deal", MIX: "mix", PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon",
-               OVER: "over"}.get(state.phase, "play"),
+        phase={CALL: "call", DEAL: "deal", MIX: "mix", PASS: "pass", CHARGE: "charge", PLAY: "play",
+               DISCARD: "discard", MOON: "moon", OVER: "over"}.get(state.phase, "play"),
         trick=tuple(mc.Play(s, c) for s, c in state.trick_cards()),
         last_trick=last,
         to_act=to_act,
@@ -180,6 +197,7 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
     # What this seat may know of the teams and the kitty (the kitty's cards only for its taker,
     # the other seats' points without them: RULES.md §6.2).
     facts = seat_facts(state, seat)
+    charging = state.phase == CHARGE
     return mc.GameContext(
         game_id=game.id,
         title=game.title,
@@ -198,7 +216,9 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         trick_number=state.tricks_played + 1,
         last_trick=table.last_trick,
         to_move=state.to_move if state.phase == PLAY else None,
-        waiting_for=table.waiting_for,
+        # RULES.md §6.4: a seat with nothing chargeable is never waited for, so who else is still to
+        # charge would tell who holds a chargeable card: the reader learns only its own part.
+        waiting_for=tuple(s for s in table.waiting_for if s == seat) if charging else table.waiting_for,
         legal=state.legal_cards() if state.phase == PLAY and state.to_move == seat else (),
         hearts_broken=state.hearts_broken,
         passed=() if own_pass is None else _names(own_pass),
@@ -227,7 +247,37 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         call_choices=tuple(state.call_choices()) if state.phase == CALL and state.next_dealer == seat else (),
         may_decline=state.may_decline and seat in state.seats_to_pass(),
         declined=seat in state.declined,
+        **(turbo_view(state, seat) if rules.turbo else {}),
+        booster_nines=rules.booster_nines,
+        trick_boosted=rules.booster_nines and state.trick_boosted,
+        boost_round=rules.booster_nines and state.boost_round,
     )
+
+
+def charge_values(rules: Rules) -> tuple[tuple[str, int], ...]:
+    """Every chargeable card of ``rules`` (RULES.md §6.4) with its value before a charge: Q♠'s and
+    A♥'s penalty points, the bonus card's bonus, 10♣'s 0 (it multiplies a score instead)."""
+    def value(card: str) -> int:
+        if card == rules.bonus_card and rules.jd_bonus:
+            return rules.jd_bonus
+        return card_points(rules, [card])
+    return tuple((card, value(card)) for card in chargeable_cards(rules))
+
+
+def turbo_view(state: GameState, seat: int) -> dict[str, Any]:
+    """What ``seat`` may see of the charges (RULES.md §6.4): its own charge and choices; everyone's
+    once all have decided, never another seat's before."""
+    own = state.charges[seat]
+    revealed = state.charges_revealed
+    return {
+        "turbo": True,
+        "charge_limit": state.charge_limit,
+        "charge_values": charge_values(state.rules),
+        "charge_choices": tuple(state.charge_choices(seat)) if state.phase == CHARGE else (),
+        "own_charge": None if own is None else tuple(own),
+        "charges": tuple(tuple(c or ()) for c in state.charges) if revealed else (),
+        "suits_led": state.suits_led,
+    }
 
 
 def _names(indices: tuple[int, ...]) -> tuple[str, ...]:

@@ -21,7 +21,10 @@ once (a digest must never leave a player unaware that they must act), and every 
      the turn, or the seat decided in the turn (a new decision follows), or a new hand was dealt;
    - otherwise ``card_played`` (``every_card``) when a card was played, or ``trick_done``
      (``every_card``, ``turn_and_trick``) when a trick was completed and no hand summary already
-     told it; or ``pass_done`` (the same two levels) to a player who passed while others have not.
+     told it; or ``pass_done`` (the same two levels) to a player who passed while others have not;
+     ``charge_done`` likewise to a player who charged (Turbo Hearts, RULES.md §6.4); or
+     ``charges_revealed`` (the same two levels) when every seat has decided its charges and no
+     other mail of the turn shows them.
 
 One decision, one mail (README, "Playing by mail"): ``your_turn`` is the only mail that asks for a
 decision (and carries ``X-Hearts-Decision``/``X-Hearts-Legal``); in the turn that starts a game it
@@ -48,13 +51,16 @@ from sqlalchemy.orm import Session
 from pbem.db.models import Game, Notify, OutboundMessage, Seat, SeatStatus
 from pbem.engine import (
     CALL,
+    CHARGE,
     DISCARD,
     MOON,
     OVER,
     PASS,
     PLAY,
     CardPlayed,
+    CardsCharged,
     CardsPassed,
+    ChargesRevealed,
     GameOver,
     GameState,
     HandDealt,
@@ -89,7 +95,7 @@ DEFAULT_LEVEL = Notify.TURN_AND_TRICK.value
 #: What the one-click unsubscribe switches to: the mails a seat cannot play without.
 MINIMUM_LEVEL = "turn_only"
 #: Mails that only tell news (a player can do without them): they carry List-Unsubscribe.
-NEWS_KINDS = frozenset({"trick_done", "card_played", "hand_summary", "pass_done"})
+NEWS_KINDS = frozenset({"trick_done", "card_played", "hand_summary", "pass_done", "charge_done", "charges_revealed"})
 
 
 def has_person(seat: Seat) -> bool:
@@ -97,7 +103,7 @@ def has_person(seat: Seat) -> bool:
 
 
 def decision_kind(phase: str) -> str:
-    return {CALL: "call", PASS: "pass", PLAY: "play", DISCARD: "discard", MOON: "moon"}[phase]
+    return {CALL: "call", PASS: "pass", CHARGE: "charge", PLAY: "play", DISCARD: "discard", MOON: "moon"}[phase]
 
 
 def player_level(prefs: dict[str, Any]) -> str:
@@ -145,6 +151,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     hand_tricks_now = tuple(finished_trick(e, state.players) for e in this_hand if isinstance(e, TrickWon))
     exchanged = any(isinstance(e, PassesExchanged) for e in this_hand)
     passed = {e.seat for e in this_hand if isinstance(e, CardsPassed)}
+    charged = {e.seat for e in this_hand if isinstance(e, CardsCharged)}
+    revealed = any(isinstance(e, ChargesRevealed) for e in this_hand)
     rows: list[OutboundMessage] = []
     outgoing: list[tuple[Seat, list[Any]]] = []
     scored_tricks = hands_tricks(turn.events, state.players)
@@ -169,13 +177,14 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
                                        played_out=played_out and event is scored[-1],
                                        taken=taken.get(event.hand_no, ()), lowest_wins=state.rules.lowest_wins,
                                        moon_by_deadline=event.moon is not None and "moon" in turn.defaulted.values(),
-                                       **hand_kitty(turn, event.hand_no))
+                                       charges=tuple(tuple(c) for c in event.charged),
+                                       multiplier=tuple(event.multiplier), **hand_kitty(turn, event.hand_no))
                         for event in scored]
         if summary is not None:
             details.append(summary.for_seat(svc, turn.game, seat))
         if state.phase != OVER:
             if seat in after and (seat not in before or seat in turn.movers or turn.dealt or turn.started):
-                moon_total = state.t.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
+                moon_total = state.moon_total * (2 if state.shooter and state.shooter[1] == "sun" else 1)
                 forced, ahead = take_played_for(seat_row, state.hand_no)
                 shown: tuple[mc.FinishedTrick, ...] = ()
                 if state.phase == PLAY:
@@ -186,7 +195,8 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
                     shown = tricks_to_show(hand_tricks_now, logged or [], mine, seat)
                 details.append(mc.YourTurn(decision=decision_kind(state.phase), moon_total=moon_total,
                                            autoplayed=forced, played_ahead=ahead, tricks=shown,
-                                           exchange=state.phase == PLAY and take_exchange(seat_row, state.hand_no)))
+                                           exchange=state.phase in (PLAY, CHARGE)
+                                           and take_exchange(seat_row, state.hand_no)))
             elif tricks and not scored and level in ("every_card", "turn_and_trick"):
                 # The finished trick(s), who took them, and what follows.
                 details.append(mc.TrickDone(tricks=hand_tricks_now, exchange=take_exchange(seat_row, state.hand_no)))
@@ -196,6 +206,14 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
             elif (seat in passed and seat in turn.movers and seat not in after and state.phase == PASS
                   and level in ("every_card", "turn_and_trick") and not is_computer(seat_row)):
                 details.append(mc.PassDone())  # the pass is noted; the others have not all passed
+            elif ((seat in charged or (exchanged and seat in passed)) and seat in turn.movers and seat not in after
+                  and state.phase == CHARGE and level in ("every_card", "turn_and_trick") and not is_computer(seat_row)):
+                # RULES.md §6.4: the charge noted (nobody else learns it yet), or the last pass made
+                # and, holding nothing chargeable, nothing to decide while the others charge.
+                details.append(mc.ChargeDone(exchange=take_exchange(seat_row, state.hand_no)))
+            elif revealed and level in ("every_card", "turn_and_trick") and not scored:
+                # Every seat has decided: the table learns the charges (RULES.md §6.4).
+                details.append(mc.ChargesRevealed(exchange=take_exchange(seat_row, state.hand_no)))
         if turn.started:
             details = with_game_started(details, turn.game)
         if details:
@@ -237,7 +255,8 @@ def current_hand_events(events: list[Any]) -> list[Any]:
 
 def finished_trick(event: TrickWon, players: int) -> mc.FinishedTrick:
     plays = tuple(mc.Play((event.leader + k) % players, card) for k, card in enumerate(event.cards))
-    return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points)
+    return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points,
+                            boosted=len(event.cards) > players)  # RULES.md §6.5: two rounds
 
 
 def hands_tricks(events: list[Any], players: int) -> dict[int, tuple[mc.FinishedTrick, ...]]:
@@ -284,8 +303,10 @@ def logged_tricks(session: Session, turn: Turn) -> list[mc.FinishedTrick]:
     for number, (leader, indices) in enumerate(hand_tricks(session, turn.game, state), start=1):
         cards = [CARD_NAMES[i] for i in indices]
         plays = tuple(mc.Play((leader + k) % n, c) for k, c in enumerate(cards))
+        # The hand's charged values (RULES.md §6.4; the charges are known before its first lead).
+        points = sum(state.card_value(c) for c in cards) if state.rules.turbo else card_points(state.rules, cards)
         out.append(mc.FinishedTrick(number=number, plays=plays, winner=trick_winner(cards, leader, n),
-                                    points=card_points(state.rules, cards)))
+                                    points=points, boosted=len(cards) > n))
     return out
 
 

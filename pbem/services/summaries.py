@@ -40,6 +40,9 @@ from pbem.engine import (
     KittyTaken,
     Rules,
     TrickWon,
+    apply,
+    move_from_dict,
+    new_game,
     trick_winner,
 )
 from pbem.engine.cards import cards_of
@@ -56,11 +59,14 @@ from .seat_knowledge import team_values, teams_of
 
 def scored_cards(rules: Rules) -> tuple[str, ...]:
     """The cards a hand summary names one by one: Q♠ when it scores, the extra penalty cards,
-    the bonus card (hearts are counted instead)."""
+    the bonus card, and with Turbo Hearts 10♣, whose taker's score is multiplied (RULES.md §6.4)
+    (hearts are counted instead)."""
     named = [("QS", rules.qs_penalty)] + list(rules.extra_penalties)
     cards = [card for card, value in named if value and not card.endswith("H")]
     if rules.jd_bonus:
         cards.append(rules.bonus_card)
+    if rules.turbo:
+        cards.append("TC")
     removed = set(rules.removed_cards or ())
     return tuple(dict.fromkeys(c for c in cards if c not in removed))
 
@@ -108,12 +114,19 @@ def logged_moves(session: Session, game: Game) -> list[tuple[str, int | None, di
         select(Move.kind, Move.seat, Move.payload).where(Move.game_id == game.id).order_by(Move.seq))]
 
 
-def game_statistics(moves: Iterable[tuple[str, int | None, Mapping[str, Any]]], rules: Rules,
-                    state: GameState) -> mc.GameStats:
-    """Moons, queen-of-spades takes and hearts taken per seat, from the move log."""
+def won_tricks(moves: Iterable[tuple[str, int | None, Mapping[str, Any]]], rules: Rules
+               ) -> Iterable[tuple[int, Sequence[str]]]:
+    """(winner, cards) of every finished trick of the game, in order, from the move log. With Booster
+    Nines a trick may have two rounds (RULES.md §6.5): the engine says which, replaying the log."""
+    if rules.booster_nines:
+        state = new_game(rules)
+        for _kind, _seat, payload in moves:
+            state, events = apply(state, move_from_dict(dict(payload)))
+            for event in events:
+                if isinstance(event, TrickWon):
+                    yield event.winner, event.cards
+        return
     n = rules.players
-    queen = [0] * n
-    hearts = [0] * n
     trick: list[tuple[int, str]] = []
     for kind, seat, payload in moves:
         if kind == "deal":
@@ -122,10 +135,19 @@ def game_statistics(moves: Iterable[tuple[str, int | None, Mapping[str, Any]]], 
             trick.append((seat if seat is not None else payload["seat"], str(payload["card"])))
             if len(trick) == n:
                 cards = [card for _, card in trick]
-                winner = trick_winner(cards, trick[0][0], n)
-                queen[winner] += cards.count("QS")
-                hearts[winner] += sum(1 for card in cards if card.endswith("H"))
+                yield trick_winner(cards, trick[0][0], n), cards
                 trick = []
+
+
+def game_statistics(moves: Iterable[tuple[str, int | None, Mapping[str, Any]]], rules: Rules,
+                    state: GameState) -> mc.GameStats:
+    """Moons, queen-of-spades takes and hearts taken per seat, from the move log."""
+    n = rules.players
+    queen = [0] * n
+    hearts = [0] * n
+    for winner, cards in won_tricks(moves, rules):
+        queen[winner] += list(cards).count("QS")
+        hearts[winner] += sum(1 for card in cards if card.endswith("H"))
     moons = [0] * n
     for _points, _totals, moon in state.history:
         if moon is not None:
@@ -151,6 +173,8 @@ class SummaryParts:
     teams: tuple[tuple[int, ...], ...] = ()
     team_totals: tuple[int, ...] = ()
     winning_teams: tuple[int, ...] = ()
+    #: RULES.md §6.7 ``moon=win``: the moon that won the game at once, if one did.
+    moon_win: mc.Moon | None = None
     #: The totals after every hand, by seat (the chart's lines; empty: no chart), the players'
     #: names for its legend, and the target it marks.
     series: tuple[tuple[int, ...], ...] = ()
@@ -177,7 +201,8 @@ class SummaryParts:
         return mc.GameSummary(winners=self.winners, totals=self.totals, chart=self.chart(svc, game, language),
                               colours=self.colours, stats=self.stats, lowest_wins=self.lowest_wins,
                               replay_url=replay_link(svc.settings, game.id, seat), teams=self.teams,
-                              team_totals=self.team_totals, winning_teams=self.winning_teams)
+                              team_totals=self.team_totals, winning_teams=self.winning_teams,
+                              moon_win=self.moon_win)
 
 
 def game_summary(session: Session, svc: Services, game: Game, state: GameState, over: GameOver) -> SummaryParts:
@@ -195,9 +220,11 @@ def game_summary(session: Session, svc: Services, game: Game, state: GameState, 
         # RULES.md §6.8: partners carry the team's total, so the chart draws one line per team.
         series = [series[team[0]] for team in teams]
         names = tuple(" & ".join(names[s] for s in team) for team in teams)
+    last = hand_results(state)[-1:]
+    moon_win = last[0].moon if last and last[0].moon is not None and last[0].moon.scoring == "win" else None
     return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), colours=colours, stats=stats,
                         lowest_wins=state.rules.lowest_wins, teams=teams, team_totals=team_totals,
-                        winning_teams=winning,
+                        winning_teams=winning, moon_win=moon_win,
                         series=tuple(tuple(line) for line in series) if drawable else (),
                         names=names, target=None if state.rules.end_after_hands else state.rules.target)
 
@@ -211,7 +238,7 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
     for hand in visible_history(logged, seat=seat, rules=state.rules):
         done = tuple(
             mc.FinishedTrick(number=t.number, plays=tuple(mc.Play(s, c) for s, c in t.plays), winner=t.winner,
-                             points=t.points or 0)
+                             points=t.points or 0, boosted=len(t.plays) > state.players)  # RULES.md §6.5
             for t in hand.tricks if t.winner is not None
         )
         on_table = next((tuple(mc.Play(s, c) for s, c in t.plays) for t in hand.tricks if t.winner is None), ())
