@@ -155,7 +155,7 @@ class Pipeline:
 _HEADERS = BytesHeaderParser(policy=default_policy)
 
 #: The decisions a scripted player answers, each from its mail's ``X-Hearts-Decision``.
-DECISIONS = ("pass", "play", "moon", "discard", "call_pass")
+DECISIONS = ("pass", "play", "moon", "discard", "call_pass", "charge")
 #: The phase (``X-Hearts-Phase``) of each decision where it is not the decision's own name.
 PHASE_OF = {"call_pass": "call"}
 #: The move-log kind an answer makes: its decision's, or ``decline`` for ``no pass`` (RULES.md §6.3).
@@ -183,6 +183,8 @@ class Asked:
     reply_id: str
     #: ``X-Hearts-Decline``: the reply that declines a pass (pass_optional, RULES.md §6.3), if any.
     decline: str | None = None
+    #: ``X-Hearts-Charge-Limit``: the most cards a charge may name (Turbo, RULES.md §6.4), if given.
+    limit: int | None = None
 
     @property
     def move(self) -> str:
@@ -204,7 +206,12 @@ class Table:
     A dealer's call (``call_pass``, RULES.md §6.3) names one of the calls ``X-Hearts-Legal`` lists
     (comma-separated), a split one when there is one; a pass mail carrying ``X-Hearts-Decline`` is
     declined with that reply by the players in ``declines`` (as many times as it says for each),
-    and answered with cards otherwise."""
+    and answered with cards otherwise.
+
+    A charge (Turbo, RULES.md §6.4: ``X-Hearts-Legal`` the chargeable cards held, then ``none``;
+    ``X-Hearts-Charge-Limit``) alternates for each player: their first, third, ... charge names as
+    many of the cards as the limit allows (``charge QS TC``), starting one card further along the
+    list each time; their second, fourth, ... is ``charge none``."""
 
     pipeline: Pipeline
     players: list[str]
@@ -222,21 +229,41 @@ class Table:
     log: list[str] = field(default_factory=list)
     #: Pass mails each player declines (with ``X-Hearts-Decline``'s reply) before passing again.
     declines: dict[str, int] = field(default_factory=dict)
-    _counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Charge decisions answered, per player (what the next one charges: see above).
+    charges: Counter[str] = field(default_factory=Counter)
+    _rules: dict[str, Rules] = field(default_factory=dict)
 
-    def counts(self, game: str | None) -> tuple[int, int]:
-        """``(pass_count, discard_count)`` of ``game``'s rules."""
-        if game not in self._counts:
+    def rules_of(self, game: str | None) -> Rules:
+        """``game``'s rules, read once from its row."""
+        if str(game) not in self._rules:
             with self.pipeline.session_factory() as session:
                 row = session.get(Game, int(str(game)))
                 assert row is not None, f"a mail names game {game}, which does not exist"
-                rules = Rules.from_dict(row.rules)
-            self._counts[str(game)] = (rules.pass_count, rules.table.kitty_size)
-        return self._counts[str(game)]
+                self._rules[str(game)] = Rules.from_dict(row.rules)
+        return self._rules[str(game)]
 
-    def answer(self, received: Received, player: str = "", decline: str | None = None) -> str:
+    def counts(self, game: str | None) -> tuple[int, int]:
+        """``(pass_count, discard_count)`` of ``game``'s rules."""
+        rules = self.rules_of(game)
+        return rules.pass_count, rules.table.kitty_size
+
+    def charge(self, received: Received, player: str, limit: int | None) -> str:
+        """A charge's reply: every other one ``charge none``, the others as many cards as allowed."""
+        cards = [c for c in received.legal if c.lower() != "none"]
+        limit = self.rules_of(received.game).charge_limit if limit is None else limit
+        turn = self.charges[player]
+        self.charges[player] += 1
+        if turn % 2 or not cards:
+            return "charge none"
+        start = (turn // 2) % len(cards)
+        return "charge " + " ".join((cards[start:] + cards[:start])[:limit])
+
+    def answer(self, received: Received, player: str = "", decline: str | None = None,
+               limit: int | None = None) -> str:
         """The words of the reply to a decision mail: any legal choice, the right number of cards."""
         pass_count, discard_count = self.counts(received.game)
+        if received.decision == "charge":
+            return self.charge(received, player, limit)
         if received.decision in CALLS:
             splits = [c for c in received.legal if len(c.split()) > 2]  # "2 left 1 right"
             return self.rng.choice(splits or list(received.legal))
@@ -270,7 +297,7 @@ class Table:
                                    reply_bytes(received, sender=recipient, body="accept"))
                 continue
             if kind != "your_turn":
-                for name in ("X-Hearts-Decision", "X-Hearts-Legal", "X-Hearts-Decline"):
+                for name in ("X-Hearts-Decision", "X-Hearts-Legal", "X-Hearts-Decline", "X-Hearts-Charge-Limit"):
                     if headers[name] is not None:
                         self.stray_headers.append((recipient, f"{kind}: {name}"))
                 continue
@@ -280,11 +307,13 @@ class Table:
                 received = dataclasses.replace(received, legal=tuple(c for c in legal if c))
             decline = headers["X-Hearts-Decline"]
             decline = None if decline is None else str(decline)
-            body = self.answer(received, recipient, decline)
+            limit_header = headers["X-Hearts-Charge-Limit"]
+            limit = None if limit_header is None else int(str(limit_header))
+            body = self.answer(received, recipient, decline, limit)
             reply_id = make_msgid(domain=recipient.split("@")[1])
             self.asked.append(Asked(recipient, received.game, received.seat, received.kind,
                                     headers["X-Hearts-Phase"], received.decision, received.hand, received.legal,
-                                    received.reply_to, body, reply_id, decline))
+                                    received.reply_to, body, reply_id, decline, limit))
             self.log.append(f"{recipient} {received.decision} -> {body}")
             self.pipeline.send(recipient, received.reply_to,
                                reply_bytes(received, sender=recipient, body=body, message_id=reply_id))
