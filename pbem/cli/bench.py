@@ -1,8 +1,4 @@
-"""``pbem bench``: benchmarks that print figures (the benchmarks themselves are in ``pbem.bench``).
-
-Each command imports its benchmark when it runs: every ``pbem`` command loads this group, and the
-benchmarks' modules (the pipeline's above all) take most of a second to import.
-"""
+"""``pbem bench``: benchmarks that print figures (the benchmarks themselves are in ``pbem.bench``)."""
 
 from __future__ import annotations
 
@@ -10,6 +6,19 @@ import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
+
+from pbem.bench.e2e import Options as E2eOptions
+from pbem.bench.e2e import run as run_e2e
+from pbem.bench.engine_speed import run as run_engine_speed
+from pbem.bench.faults import FaultOptions
+from pbem.bench.faults import run as run_faults
+from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
+from pbem.bench.fuzz import Options as FuzzOptions
+from pbem.bench.fuzz import main_report as run_fuzz
+from pbem.bench.retention import run as run_retention
+from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
+from pbem.bench.variants import run as run_variants
 
 
 @click.group()
@@ -23,8 +32,6 @@ def bench() -> None:
 def engine(rounds: int, seconds: float) -> None:
     """Complete random hands per CPU second: pbem's public API beside OpenSpiel driven well, driven
     naively, and in C++ (evaluate_bots); each ratio the median of the per-round ratios."""
-    from pbem.bench.engine_speed import run as run_engine_speed
-
     run_engine_speed(rounds=rounds, seconds=seconds, echo=click.echo)
 
 
@@ -34,8 +41,6 @@ def engine(rounds: int, seconds: float) -> None:
 @click.option("--retention-days", default=30.0, show_default=True, help="PBEM_MAIL_RETENTION_DAYS (0: keep)")
 def retention(days: int, mails_per_day: int, retention_days: float) -> None:
     """The outbox's size on disk over simulated days, with mail retention (PostgreSQL)."""
-    from pbem.bench.retention import run as run_retention
-
     run_retention(days=days, mails_per_day=mails_per_day, retention_days=retention_days, echo=click.echo)
 
 
@@ -61,9 +66,6 @@ def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, 
         flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, pool: str,
         durable: bool, keep_dir: bool, profile_rate: float) -> None:
     """The whole mail path under load: SMTP front, Celery worker on Redis, a database, relay sink."""
-    from pbem.bench.e2e import Options as E2eOptions
-    from pbem.bench.e2e import run as run_e2e
-
     run_e2e(E2eOptions(database=database, rates=[float(r) for r in rates.split(",") if r],
                        step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
                        idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
@@ -92,9 +94,6 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
            sweep_seconds: float | None, keep_dir: bool) -> None:
     """Kill and restart each part of the pipeline under load: lost, doubled, respawns, recovery.
     Exits 1 when a goal is missed."""
-    from pbem.bench.faults import FaultOptions
-    from pbem.bench.faults import run as run_faults
-
     result = run_faults(FaultOptions(database=database, rate=rate, faults=[f for f in faults.split(",") if f],
                                      down_seconds=down_seconds, relay_down_seconds=relay_down_seconds,
                                      settle_seconds=settle_seconds, busy_seconds=busy_seconds, games=games,
@@ -122,10 +121,6 @@ def faults(database: str, rate: float, faults: str, down_seconds: float, relay_d
 def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes: str | None, limit: float,
          size_limit: float, send: bool) -> None:
     """Hostile mail through the worker's whole path (SQLite, one process, the real services)."""
-    from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
-    from pbem.bench.fuzz import Options as FuzzOptions
-    from pbem.bench.fuzz import main_report as run_fuzz
-
     status = run_fuzz(FuzzOptions(messages=messages, seed=seed, sizes=[parse_size(s) for s in sizes.split(",") if s],
                                   corpus=Path(corpus) if corpus else DEFAULT_CORPUS,
                                   save_crashes=Path(save_crashes) if save_crashes else None, limit=limit,
@@ -145,11 +140,6 @@ def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...]
     """Whole bot games of every partnership, kitty, passing-variant, Turbo, Booster Nines and Dirty
     Nasty Filthy configuration (and standard): games, errors, moves, seconds, games/s. Exits 1 if any
     game had an error."""
-    from tqdm import tqdm
-
-    from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
-    from pbem.bench.variants import run as run_variants
-
     bots = tuple(b.strip() for b in bots_text.split(",") if b.strip()) if bots_text else None
     chosen = [c for c in VARIANT_CONFIGURATIONS if not only or any(text in c.name for text in only)]
 
