@@ -4,7 +4,8 @@ Each configuration (RULES.md §6.1 partnership, §6.2 kitty, §6.3 passing varia
 §6.5 Booster Nines, §6.7 Dirty Nasty Filthy, and ``standard`` beside them) plays
 ``games`` whole games between cheap bots (``random`` and ``heuristic``; a seat's bot drawn per game
 from the seed, or ``--bots`` cycled over the seats) to the end the rules say (``target``, or
-``end_after_hands``; under ``moon=win`` a shoot ends it). Every decision (a Turbo charge too) goes through the engine as a move (``apply``, its move-log
+``end_after_hands``; under ``moon=win`` a shoot ends it). Every decision (a Turbo charge too) goes
+through the engine as a move (``apply``, its move-log
 form read back first, as the server stores it), so a bot's illegal answer, a move the log cannot
 carry, or an engine error is an *error* of that configuration; so is a hand whose cards are not
 conserved (every card in play, the kitty's included, in exactly one seat's tricks) or a game not

@@ -1,4 +1,5 @@
-"""``pbem simulate`` and ``pbem bench variants`` under §6.1 partnership and §6.2 kitty (RULES.md)."""
+"""``pbem simulate`` and ``pbem bench variants`` under the §6 variants (RULES.md): §6.1 partnership,
+§6.2 kitty, §6.4 Turbo, §6.5 Booster Nines, §6.7 Dirty Nasty Filthy."""
 
 from __future__ import annotations
 
@@ -134,4 +135,38 @@ def test_the_bench_command() -> None:
                                        "--no-progress"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "kitty=first_trick players=3 kitty_exchange" in result.output
+    assert re.search(r"total\s+2\s+0\s", result.output), result.output
+
+
+# -- §6.4 Turbo, §6.5 Booster Nines, §6.7 Dirty Nasty Filthy ----------------------------------------
+
+
+@pytest.mark.parametrize("args", [
+    ["--preset", "turbo"],
+    ["--preset", "turbo-nines"],
+    ["--preset", "dnf"],
+    ["--preset", "turbo", "--option", "charge_limit=1"],
+    ["--option", "booster_nines=true"],
+], ids=" ".join)
+def test_simulate_runs_every_turbo_configuration(args: list[str]) -> None:
+    out = sim("--deals", "2", "--bots", "strong,heuristic,random,heuristic", "--playouts", "8", "--seed", "3", *args)
+    assert "2 deals x 4 seatings" in out
+    assert re.search(r"player 0\s+strong\s+-?\d+\.\d+", out), out
+
+
+def test_simulate_plays_whole_dnf_games() -> None:
+    out = sim("--games", "2", "--bots", "heuristic,random,heuristic,random", "--preset", "dnf", "--seed", "4")
+    assert "2 games x 4 seatings" in out and "win rate" in out
+
+
+def test_the_benchmark_lists_the_turbo_configurations_and_picks_several_by_name() -> None:
+    names = [c.name for c in CONFIGURATIONS]
+    assert {"turbo", "turbo-nines", "dnf", "turbo charge_limit=1", "booster_nines"} <= set(names)
+    one = next(c for c in CONFIGURATIONS if c.name == "turbo charge_limit=1")
+    assert one.rules() == Rules.make("turbo", charge_limit=1)
+    result = CliRunner().invoke(main, ["bench", "variants", "--games", "1", "--only", "dnf", "--only", "booster",
+                                       "--no-progress"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^dnf\s+1\s+0\s", result.output, re.M)
+    assert re.search(r"^booster_nines\s+1\s+0\s", result.output, re.M)
     assert re.search(r"total\s+2\s+0\s", result.output), result.output
