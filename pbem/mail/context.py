@@ -789,6 +789,12 @@ class HistoryHand:
     caller: int | None = None
     declined: bool = False
     passed_packets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Turbo Hearts (RULES.md §6.4): what each seat charged, by seat, once all had decided (else empty).
+    charges: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def charged_by(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        return tuple((seat, cards) for seat, cards in enumerate(self.charges) if cards)
 
 
 @dataclass(frozen=True, slots=True)

@@ -606,7 +606,8 @@ def _turbo_samples(ctx, game: GameContext, over: GameContext) -> dict[str, list[
         "decision_defaulted": [ctx(DecisionDefaulted("charge", deadline), decided)],
         "reminder": [ctx(Reminder("deadline", deadline, deadline, deadline, "bot", default="charge"), charging)],
         "rules": [ctx(Rules(TURBO_RULES)), ctx(Rules(DNF_RULES))],
-        "history": [ctx(MoveHistory((HistoryHand(3, "across", passed=("QH", "KH", "AH"), tricks=(boost_trick,)),)),
+        "history": [ctx(MoveHistory((HistoryHand(3, "across", passed=("QH", "KH", "AH"), tricks=(boost_trick,),
+                                                 charges=charges),)),
                         after_boost)],
         "digest": [
             MailContext(recipient=ctx(Help()).recipient, detail=Digest(
