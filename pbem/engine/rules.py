@@ -460,6 +460,8 @@ class Table:
         chargeable = ("AH", "QS", "TC") + ((r.bonus_card,) if r.jd_bonus else ())
         self.chargeable_mask = sum(1 << CARD_INDEX[c] for c in set(chargeable)) & self.deck_mask if r.turbo else 0
         self.tc_bit = 1 << CARD_INDEX["TC"]
+        if r.turbo:
+            self.scoring_mask |= self.tc_bit  # its taker's hand score is still to be multiplied
         # RULES.md §6.5 Booster Nines: checked once a trick's first round is down.
         self.booster = r.booster_nines
         # Turbo tracks the suits led (a charged card's first trick of its suit).
