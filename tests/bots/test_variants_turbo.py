@@ -156,7 +156,8 @@ def _charge_state(rules: Rules, hand0: str) -> GameState:
     return state
 
 
-#: Every chargeable card, QS with four lower spades, JD with AD and KD, TC over three lower clubs.
+#: Every chargeable card, QS with four lower spades, JD with AD and KD, TC over three lower clubs, AH
+#: with no low heart.
 EVERY = "AH QS 2S 3S 4S 5S JD AD KD TC 2C 3C 4C"
 
 
@@ -185,7 +186,9 @@ def test_the_heuristic_charge(name: str) -> None:
         rules = Rules.make("turbo", charge_limit=limit, **options)
         return set(_bot(name, 1).choose_charge(bot_view(_charge_state(rules, hand), 0)))
 
-    assert charge(EVERY) == {"QS", "JD", "TC"}  # never AH
+    assert charge(EVERY) == {"QS", "JD", "TC"}  # not AH without low hearts to duck with
+    assert charge("AH 2H 5H 2C 3C 4C 5C 6C 7C 8C 9C 2D 3D") == {"AH"}
+    assert charge("AH 2H 7H 2C 3C 4C 5C 6C 7C 8C 9C 2D 3D") == set()
     assert charge(EVERY, limit=1) == {"QS"}
     assert charge("QS JD AD KD 2S 3S 4S 5S 6S 7S 8S 9S TS", limit=2) == {"QS", "JD"}
     # QS with three lower spades, JD with one higher diamond, TC with a higher club: in doubt, nothing.
