@@ -13,7 +13,7 @@ from typing import Iterator
 import pytest
 
 from pbem.bots import BotView, bot_view, decide, get_bot
-from pbem.bots.heuristic import choose_charge_cards
+from pbem.bots.heuristic import _moon_outcome, choose_charge_cards
 from pbem.bots.knowledge import infer, sample_world
 from pbem.bots.view import SeenTrick
 from pbem.engine import (
@@ -385,3 +385,20 @@ def test_a_moon_that_wins_the_game_is_scored_as_the_game_not_as_a_hand() -> None
     assert _bot("strong", 1).choose_play(bot_view(at(dnf, 0), 3)) == "KH"
     # Seat 3 itself has taken every other penalty card: KH takes 9H, then 4H the last trick: the game won.
     assert _scores(at(dnf, 3), 3) == {"KH": -dnf.target, "4H": 64}  # 77 less three hearts, JD -10
+
+
+def test_the_moon_choice_is_weighed_with_the_charged_values_and_the_multiplier() -> None:
+    # moon=choice: seat 3 has taken every card but the last trick's (QS charged, TC among them) and
+    # takes that one too; the heuristic's old/new comparison is the engine's own scoring of each.
+    rules = Rules.make("turbo", moon="choice")
+    hands = {0: "2C", 1: "3C", 2: "4C", 3: "AC"}
+    state = position(rules, hands, leader=0, rest_taken_by=3, charges={3: "QS"}, suits_led="CDHS",
+                     totals=[60, 70, 80, 50])
+    for card in ("2C", "3C", "4C", "AC"):
+        state = state.play(card)
+    assert state.phase == "moon" and state.shooter == (3, "moon") and state.moon_total == 39
+    v = bot_view(state, 3)
+    for scoring in ("old", "new"):
+        assert _moon_outcome(v, scoring).totals == state.choose_moon(3, scoring).totals
+    assert state.choose_moon(3, "new").totals[3] == 50 - 2 * (39 + 10)  # (-M, JD -10) x2: seat 3 took TC
+    assert get_bot("heuristic").choose_moon(v) in ("old", "new")
