@@ -58,6 +58,28 @@ def test_the_module_docs_play_turbo_booster_nines_and_dnf():
     assert any(isinstance(e, PassCalled) for e in events) and state.t.moon_total == 77
 
 
+def test_the_module_docs_loop_plays_turbo_with_every_other_variant():
+    play_hand = run_examples()["play_hand"]
+    for preset, options in (("turbo", {"charge_limit": 1}), ("turbo", {"partnership": "team", "moon": "choice"}),
+                            ("turbo-nines", {"kitty": "penalty", "kitty_exchange": True}),
+                            ("turbo", {"pass_cycle": "mix", "pass_optional": True}),
+                            ("dnf", {"turbo": True, "booster_nines": True}),
+                            ("standard", {"players": 3, "booster_nines": True, "kitty": "first_trick"})):
+        rules = engine.Rules.make(preset, **options)
+        for seed in range(4):
+            state, events = play_hand(engine.new_game(rules), random.Random(seed))
+            assert state.phase in (DEAL, CALL, engine.OVER) and not any(state.hands)
+            assert sum(state.points) == state.moon_total  # the charged values, before the moon and the factor
+            shown = [e for e in events if isinstance(e, ChargesRevealed)]
+            assert len(shown) == (1 if rules.turbo else 0)
+            if rules.turbo:
+                assert all(len(c) <= rules.charge_limit for c in shown[0].charges)
+                assert state.charged_cards == tuple(c for c in engine.chargeable_cards(rules)
+                                                    if any(c in cs for cs in shown[0].charges))
+            tricks = [e for e in events if isinstance(e, TrickWon)]
+            assert sum(len(t.cards) for t in tricks) == rules.table.deck_size - rules.table.kitty_size
+
+
 def test_the_module_docs_play_a_hand_of_each_variant():
     ns = run_examples()
     play_hand = ns["play_hand"]
@@ -119,4 +141,7 @@ def test_the_documented_example_variables_are_what_the_comments_say():
     assert ns["rules"].dealer_calls_pass and ns["state"].phase == CALL and ns["state"].next_dealer == 0
     assert isinstance(ns["taken"], KittyTaken) and isinstance(ns["called"], PassCalled)
     assert ns["mixed"].pass_direction == "mix"
+    # the turbo-nines hand: seat 3 took the 10 of clubs, which seat 0 charged
+    assert ns["scored"].multiplier == (1, 1, 1, 4) and "TC" in ns["shown"][0]
+    assert ns["scored"].charged == ns["shown"]
     assert engine.new_game(ns["rules"]).call_choices()[:2] == ((("left", 3),), (("left", 2), ("right", 1)))

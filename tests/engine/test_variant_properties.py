@@ -1,6 +1,8 @@
 """Property tests over random playouts of the §6 variants landed so far: Partnership Hearts (both
 modes, RULES.md §6.1), every kitty form with and without ``kitty_exchange`` (§6.2) and the passing
-variants (§6.3: ``mix`` with and without a kitty, ``pass_optional``, ``dealer_calls_pass``).
+variants (§6.3: ``mix`` with and without a kitty, ``pass_optional``, ``dealer_calls_pass``), Turbo
+(§6.4, with ``charge_limit``, a moon choice, a partnership), Booster Nines (§6.5, with a kitty, 3 players)
+and Dirty Nasty Filthy Hearts (§6.7, ``moon=win``; with Turbo and Booster Nines too).
 
 Each example plays a game (up to ``MAX_HANDS`` hands, a low target so that games end) from decks and
 choices drawn from a seeded ``random.Random``; a third of the deals are stacked so that one seat (or
@@ -9,11 +11,19 @@ one team) holds the top cards and slams more often. At every step:
 - cards are conserved: hands + trick + taken + passes in flight (a mix's too) + the kitty on the table
   = the 52; once the passes are exchanged (forwarded through decliners, split, mixed) every hand holds
   a hand's worth, and a decliner holds just what it was dealt;
-- the penalty values taken (the kitty's included) add up, at each hand's end, to the moon total M
-  (before the moon rule and the bonus card); during the hand ``points`` are the values of ``taken``;
+- the penalty values taken (the kitty's included, charged values once the charges are revealed) add
+  up, at each hand's end, to the moon total M (before the moon rule, the bonus card and the 10 of
+  clubs' factor); during the hand ``points`` are the values of ``taken``; with Turbo and no moon, a
+  hand score is (points + the bonus card's charged bonus) times 2 or 4 for the 10 of clubs' taker;
 - the legal set of every decision is never empty: the dealer has calls (its default among them or
-  ``hold``), each seat to pass holds enough cards (or may decline), a mix has its cards, the seat to
-  play has a legal card, the kitty's taker has cards to discard, the shooter has choices;
+  ``hold``), each seat to pass holds enough cards (or may decline), a mix has its cards, each seat to
+  charge holds a chargeable card, the seat to play has a legal card, the kitty's taker has cards to
+  discard, the shooter has choices;
+- Turbo: a charged card is legal on the first trick of its suit (or leading it) only as its holder's
+  only card of that suit or when every legal card is such a card; ``suits_led`` are the suits that led
+  the finished tricks; Booster Nines: a trick has 2n cards exactly when a nine of the led suit was among
+  its first n and every hand held two cards or more when it started; each trick goes to the highest
+  card of the led suit; during the charge phase no seat's view shows another seat's charge;
 - ``GameState.from_dict(state.to_dict())`` through JSON equals the state;
 - no seat's view shows another seat's hand, the kitty before that seat took it, or the cards to mix
   (but its own pass);
@@ -31,6 +41,11 @@ from hypothesis import strategies as st
 
 from pbem.engine import (
     CallPass,
+    ChargeCards,
+    HandScored,
+    TrickWon,
+    chargeable_cards,
+    trick_winner,
     ChooseMoon,
     Deal,
     DeclinePass,
@@ -99,6 +114,20 @@ PASSING = {
                                    "pass_count": 2}),
 }
 CONFIGS.update(PASSING)
+#: RULES.md §6.4, §6.5, §6.7.
+TURBO_NINES_DNF = {
+    "turbo": ("turbo", {}),
+    "turbo-limit-1-choice": ("turbo", {"charge_limit": 1, "moon": "choice", "pass_cycle": "left hold"}),
+    "turbo-team-new": ("turbo", {"partnership": "team", "moon": "new"}),
+    "turbo-nines": ("turbo-nines", {}),
+    "turbo-nines-sun-safety": ("turbo-nines", {"sun": True, "moon": "safety", "bonus_card": "TD"}),
+    "nines": ("standard", {"booster_nines": True}),
+    "nines-kitty-exchange": ("kitty", {"booster_nines": True, "kitty_exchange": True}),
+    "nines-3-sun": ("standard", {"players": 3, "booster_nines": True, "sun": True}),
+    "dnf": ("dnf", {}),
+    "dnf-turbo-nines": ("dnf", {"turbo": True, "booster_nines": True, "sun": True}),
+}
+CONFIGS.update(TURBO_NINES_DNF)
 
 
 def mask(cs) -> int:
@@ -143,7 +172,7 @@ def check_state(state: GameState) -> None:
         assert not seen & m, "a card is in two places"
         seen |= m
         total += m.bit_count()
-    if state.phase in ("pass", "mix", "play", "discard", "moon"):
+    if state.phase in ("pass", "mix", "charge", "play", "discard", "moon"):
         assert seen == t.deck_mask and total == t.deck_size, "cards not conserved"
         if state.rules.kitty != "none":
             assert seen == FULL_DECK and total == 52, "a kitty's cards are in play"
@@ -170,9 +199,24 @@ def check_state(state: GameState) -> None:
     elif state.phase == "mix":
         assert state.seats_to_act() == ()
         assert len(state.cards_to_mix) == n * t.pass_count + t.kitty_size
+    elif state.phase == "charge":
+        assert state.seats_to_charge() and state.seats_to_act() == state.seats_to_charge()
+        chargeable = set(chargeable_cards(state.rules))
+        for seat in range(n):
+            choices = state.charge_choices(seat)
+            if seat in state.seats_to_charge():
+                assert state.charges[seat] is None
+                assert choices and set(choices) == set(state.hand(seat)) & chargeable
+            else:
+                assert choices == () and state.charges[seat] is not None
+                assert set(state.charges[seat]) <= chargeable and len(state.charges[seat]) <= t.charge_limit
     elif state.phase == "play":
         legal = state.legal_cards()
         assert legal and set(legal) <= set(state.hand(state.to_move))
+        if state.rules.turbo:
+            check_charged_rule(state, legal)
+        assert len(state.trick) < (2 if state.rules.booster_nines else 1) * n
+        assert state.trick_boosted or not state.boost_round
     elif state.phase == "discard":
         assert state.seats_to_act() == (state.kitty_taker,)
         assert len(state.discard_choices()) >= state.discard_count == t.kitty_size
@@ -187,6 +231,9 @@ def check_state(state: GameState) -> None:
             own = {ALL_CARDS[c] for c in state.passes[seat]}
             text = json.dumps(view)
             assert not [c for c in state.cards_to_mix if c not in own and c in text]
+        if state.phase == "charge":
+            assert all(c is None for s, c in enumerate(view["charges"]) if s != seat)
+            assert view["charges"][seat] == (None if state.charges[seat] is None else list(state.charges[seat]))
         if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "call", "over"):
             assert view["kitty"] == []
             hidden = set(cards_of(state.face_down_mask()))
@@ -200,16 +247,70 @@ def rules_of(state: GameState) -> Rules:
     return state.rules
 
 
+def check_charged_rule(state: GameState, legal) -> None:
+    """RULES.md §6.4, worked out from the charges, the suits led and the hand: a charged card that is not
+    its holder's only card of its suit is held back from leading, or following, the first trick of its
+    suit, unless every legal card is held back so."""
+    assert state.charges_revealed
+    charged = set(state.charged_cards)
+    assert charged == {c for cs in state.charges for c in cs}
+    hand = state.hand(state.to_move)
+    led = state.led_suit
+
+    def held_back(card: str) -> bool:
+        return (card in charged and card[1] not in state.suits_led and (led is None or card[1] == led)
+                and sum(c[1] == card[1] for c in hand) > 1)
+
+    if any(held_back(c) for c in legal):
+        assert all(held_back(c) for c in legal), (legal, charged, state.suits_led)
+
+
+def check_hand_scored(state: GameState, hs: HandScored) -> None:
+    """RULES.md §6.4: without a moon, a seat's hand score is its points plus the bonus card's bonus
+    (doubled when charged), then times 2 for the 10 of clubs' taker, 4 if it was charged."""
+    rules = state.rules
+    n = rules.players
+    charged = set(state.charged_cards)
+    assert hs.charged == state.charges
+    took = [lambda card, s=s: state.taken[s] >> ALL_CARDS.index(card) & 1 for s in range(n)]
+    factors = tuple((4 if "TC" in charged else 2) if took[s]("TC") else 1 for s in range(n))
+    if rules.partnership == "team":
+        factors = tuple(max(factors[s], factors[(s + 2) % 4]) for s in range(n))
+    assert hs.multiplier == factors
+    if hs.moon is not None or rules.partnership != "none" or rules.avoid_all_tricks_bonus:
+        return
+    bonus = rules.jd_bonus * (2 if rules.bonus_card in charged else 1)
+    expected = tuple((state.points[s] + (bonus if rules.jd_bonus and took[s](rules.bonus_card) else 0)) * factors[s]
+                     for s in range(n))
+    assert hs.points == expected
+
+
 def playout(rules: Rules, seed: int) -> None:
     rng = random.Random(seed)
     state = new_game(rules)
     moves: list = []
     t = rules.table
+    n = rules.players
+    led = ""  # the suits that led this hand's finished tricks
+    start_size = 0  # the cards each seat held when the trick on the table started
 
     def do(move) -> None:
-        nonlocal state
-        state, _ = apply(state, move)
+        nonlocal state, led
+        state, events = apply(state, move)
         moves.append(move)
+        for e in events:
+            if isinstance(e, TrickWon):
+                assert e.winner == trick_winner(e.cards, e.leader, n)
+                nine = "9" + e.cards[0][1]
+                boosted = rules.booster_nines and nine in e.cards[:n] and start_size >= 2
+                assert e.boosted == boosted and len(e.cards) == (2 * n if boosted else n)
+                led += e.cards[0][1]
+            elif isinstance(e, HandScored) and rules.turbo:
+                check_hand_scored(state, e)
+            elif isinstance(e, HandScored):
+                assert e.multiplier == () and e.charged == ()
+        if rules.turbo and state.phase in ("play", "discard", "moon"):
+            assert state.suits_led == "".join(x for x in "CDHS" if x in led)
         check_state(state)
 
     passing = rules.pass_optional or rules.dealer_calls_pass or "mix" in rules.pass_cycle
@@ -221,6 +322,7 @@ def playout(rules: Rules, seed: int) -> None:
             direction = None  # the cycle's, or the call's
         else:
             direction = rng.choice(["left", "right", "across", "hold"] if rules.players == 4 else ["left", "right"])
+        led = ""
         do(Deal(a_deck(rules, rng, state.hand_no + 1), direction))
         if rules.pass_to_partner:
             assert state.pass_direction in ("across", "hold")
@@ -229,19 +331,27 @@ def playout(rules: Rules, seed: int) -> None:
                 do(DeclinePass(seat))
             else:
                 do(PassCards(seat, tuple(rng.sample(state.hand(seat), t.pass_count))))
-        while state.phase in ("mix", "play", "discard", "moon"):
+        while state.phase in ("mix", "charge", "play", "discard", "moon"):
             if state.phase == "mix":
                 do(MixCards(shuffled_mix(state, rng)))
+            elif state.phase == "charge":
+                seat = rng.choice(state.seats_to_charge())
+                choices = state.charge_choices(seat)
+                count = rng.randint(0, min(len(choices), state.charge_limit))
+                do(ChargeCards(seat, tuple(rng.sample(choices, count))))
             elif state.phase == "play":
+                if not state.trick:
+                    start_size = len(state.hand(state.to_move))
                 do(PlayCard(state.to_move, rng.choice(state.legal_cards())))
             elif state.phase == "discard":
                 taker = state.kitty_taker
                 do(DiscardKitty(taker, tuple(rng.sample(state.discard_choices(), state.discard_count))))
             else:
                 do(ChooseMoon(state.shooter[0], rng.choice(state.moon_choices())))
-            if state.tricks_played == t.hand_size and state.phase != "moon":
-                # the hand is scored: the penalty values taken, kitty included, made M
-                assert sum(state.points) == t.moon_total
+            if state.phase in ("deal", "call", "over"):
+                # the hand is scored: the penalty values taken (kitty included, charged values) made M
+                assert not any(state.hands) and sum(state.points) == state.moon_total
+                assert state.tricks_played == t.hand_size or rules.booster_nines
                 break
     logged = [move_from_dict(json.loads(json.dumps(move_to_dict(m)))) for m in moves]
     assert replay(rules, logged) == state
