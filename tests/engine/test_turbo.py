@@ -646,3 +646,15 @@ def test_seat_view_turbo_fields():
     assert view["charge_choices"] == [] and view["charge_limit"] == 4 and view["suits_led"] == "C"
     assert view["trick_boosted"] is False and view["boost_round"] is False
     assert view["phase"] == "play" and view["to_act"] == [1]
+
+
+def test_an_unplayed_ten_of_clubs_can_still_change_a_score():
+    # seat 3 follows the second diamond trick with JD: the last trick (4C TC 5C 9D) holds no penalty card
+    early_jd = MOON_PLAY[:10] + ["KD JH QC JD", "QD QH KC TD"]
+    state = play(charged_start(TURBO, MOON_DEAL)[0], tricks(early_jd))
+    assert state.tricks_played == 12 and "TC" in state.hand(1)
+    assert state.unplayed_can_change_score()  # whoever takes TC has their hand score doubled
+    assert play(state, "4C TC").unplayed_can_change_score()  # on the table: still to be taken
+    omnibus = Rules.make("omnibus", moon="old")
+    plain = play(new_game(omnibus).deal(deck_for(omnibus, MOON_DEAL), "hold"), tricks(early_jd))
+    assert not plain.unplayed_can_change_score()  # without turbo the 10 of clubs is an ordinary card
