@@ -1332,7 +1332,7 @@ class GameState:
             # RULES.md §6.7, §6.8: the shooter wins at once; this hand is not added to the totals.
             points = (0,) * t.players
             totals = h.totals
-            winners = (moon.seat, (moon.seat + 2) % 4) if t.team else (moon.seat,)
+            winners = tuple(sorted((moon.seat, (moon.seat + 2) % 4))) if t.team else (moon.seat,)
         else:
             points = self._hand_points(moon)
             totals = self._new_totals(points)

@@ -22,6 +22,10 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
     own_pass = state.passes[seat]
     lt = state.last_trick
     to_act = state.seats_to_act()
+    if state.phase == CHARGE:
+        # RULES.md §6.4: a seat holding no chargeable card is never asked, so the seats still to charge
+        # would tell who holds one: a seat learns only whether it is itself still to decide.
+        to_act = (seat,) if seat in to_act else ()
     # RULES.md §6.2: the kitty (or the taker's discards) lies face down in the taker's tricks; the
     # other seats learn only who took it, until the hand is scored.
     taker = state.kitty_taker
@@ -59,7 +63,8 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "totals": list(state.totals),
         "history": [
             {"points": list(p), "totals": list(t),
-             "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring, "team": m.team}}
+             "moon": None if m is None else {"seat": m.seat, "kind": m.kind, "scoring": m.scoring, "team": m.team,
+                                             "total": m.total}}
             for p, t, m in state.history
         ],
         "moon_choice": state.shooter[1] if state.phase == MOON and state.shooter and state.shooter[0] == seat else None,
