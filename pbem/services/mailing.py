@@ -267,7 +267,7 @@ def charge_values(rules: Rules) -> tuple[tuple[str, int], ...]:
 def turbo_view(state: GameState, seat: int) -> dict[str, Any]:
     """What ``seat`` may see of the charges (RULES.md §6.4): its own charge and choices; everyone's
     once all have decided, never another seat's before."""
-    own = state.charges[seat]
+    own = state.charges[seat] if state.charges else None  # () before this hand's charge phase
     revealed = state.charges_revealed
     return {
         "turbo": True,
