@@ -316,6 +316,8 @@ def test_a_seat_sees_only_its_own_charge_until_every_seat_has_decided():
         assert view["charges"][2] == ([] if seat == 2 else None)
         assert view["charges"][1] is None
         assert "TC" not in json.dumps(view["charges"]) or seat == 3
+        # who is still to charge would tell who holds a chargeable card: a seat learns only about itself
+        assert view["to_act"] == ([1] if seat == 1 else [])
     assert seat_view(state, 1)["charge_choices"] == ["QS"]
     assert seat_view(state, 3)["charge_choices"] == [] and seat_view(state, 0)["charge_choices"] == []
     state, _ = apply(state, ChargeCards(1, ("QS",)))
@@ -490,6 +492,8 @@ def test_an_old_moon_with_charges_and_a_player_other_than_the_shooter_taking_the
     state, events = hand_of(TURBO, MOON_DEAL, charges, MOON_PLAY)
     hs = scored(events)
     assert hs.moon == Moon(0, "moon", "old", False) and hs.moon.total == total
+    # the M each past hand was scored with, for whoever reads the history
+    assert [h["moon"]["total"] for h in seat_view(state, 2)["history"]] == [total]
     assert hs.points == points and hs.multiplier == (1, 4 if "TC" in charges.get(1, "") else 2, 1, 1)
 
 

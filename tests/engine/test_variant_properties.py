@@ -233,6 +233,7 @@ def check_state(state: GameState) -> None:
             assert not [c for c in state.cards_to_mix if c not in own and c in text]
         if state.phase == "charge":
             assert all(c is None for s, c in enumerate(view["charges"]) if s != seat)
+            assert view["to_act"] == ([seat] if seat in state.seats_to_charge() else [])
             assert view["charges"][seat] == (None if state.charges[seat] is None else list(state.charges[seat]))
         if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "call", "over"):
             assert view["kitty"] == []
