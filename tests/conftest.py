@@ -1,7 +1,10 @@
 """Shared pytest fixtures: real servers on 127.0.0.1 and fresh databases.
 
 Servers are session-scoped and started only when a test asks for them; each
-stops at the end of the run.  Databases are per test.  Nothing is mocked.
+stops at the end of the run.  Databases are per test: each test's migrated
+database is a copy of one migrated once per run (PostgreSQL's ``CREATE DATABASE
+... TEMPLATE``, copied a database or two ahead of the tests that ask for one, by a
+thread; a SQLite file copied from a migrated one).  Nothing is mocked.
 
 Hypothesis profiles: ``dev`` (default) and ``ci`` (modest example counts, no
 deadline: CI machines are slow and noisy).  Choose with HYPOTHESIS_PROFILE;
@@ -11,6 +14,9 @@ deadline: CI machines are slow and noisy).  Choose with HYPOTHESIS_PROFILE;
 from __future__ import annotations
 
 import os
+import queue
+import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,10 +79,64 @@ def pg_template(postgres_server: PostgresServer) -> str:
     return name
 
 
+class DatabasesAhead:
+    """Copies of the migrated template made by a thread, at most ``depth`` ahead of the tests
+    that take them: a copy takes a tenth of a second or more of the server's time, which then
+    overlaps the test before.  Every copy is a fresh database that nobody has connected to (the
+    template never changes after it is migrated); those not taken are dropped by ``close``.
+    If the thread fails, ``take`` raises its error once and copies in the caller after that."""
+
+    def __init__(self, server: PostgresServer, template: str, depth: int = 4) -> None:
+        self.server, self.template = server, template
+        self._ready: queue.Queue[str | BaseException] = queue.Queue()
+        self._slots = threading.Semaphore(depth)
+        self._closing = False
+        self._failed = False
+        self._thread = threading.Thread(target=self._run, name="pg-databases-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self._slots.acquire()
+            if self._closing:
+                return
+            try:
+                self._ready.put(self.server.create_database(template=self.template))
+            except BaseException as error:  # noqa: BLE001 (handed to the next test, which fails with it)
+                self._ready.put(error)
+                return
+
+    def take(self) -> str:
+        if self._failed:
+            return self.server.create_database(template=self.template)
+        item = self._ready.get(timeout=300)
+        if isinstance(item, BaseException):
+            self._failed = True
+            raise item
+        self._slots.release()
+        return item
+
+    def close(self) -> None:
+        self._closing = True
+        self._slots.release()
+        self._thread.join(timeout=120)
+        while not self._ready.empty():
+            item = self._ready.get_nowait()
+            if isinstance(item, str):
+                self.server.drop_database(item.rsplit("/", 1)[1])
+
+
+@pytest.fixture(scope="session")
+def pg_databases_ahead(postgres_server: PostgresServer, pg_template: str) -> Iterator[DatabasesAhead]:
+    ahead = DatabasesAhead(postgres_server, pg_template)
+    yield ahead
+    ahead.close()
+
+
 @pytest.fixture
-def pg_migrated_url(postgres_server: PostgresServer, pg_template: str) -> Iterator[str]:
+def pg_migrated_url(postgres_server: PostgresServer, pg_databases_ahead: DatabasesAhead) -> Iterator[str]:
     """A fresh PostgreSQL database at the head migration, for one test."""
-    url = postgres_server.create_database(template=pg_template)
+    url = pg_databases_ahead.take()
     yield url
     postgres_server.drop_database(url.rsplit("/", 1)[1])
 
@@ -90,12 +150,23 @@ def sqlite_db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'pbem.db'}"
 
 
-@pytest.fixture
-def sqlite_migrated_url(sqlite_db_url: str) -> str:
-    """A new SQLite file migrated to head."""
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to head once per run, copied for each test that needs one."""
     from pbem.db import migrate
 
-    migrate.upgrade(sqlite_db_url)
+    path = tmp_path_factory.mktemp("sqlite-template") / "pbem.db"
+    migrate.upgrade(f"sqlite:///{path}")
+    # Alembic's connections are closed: the write-ahead log is folded into the file and gone, so
+    # the file alone is the whole database.
+    assert not path.with_name(path.name + "-wal").exists()
+    return path
+
+
+@pytest.fixture
+def sqlite_migrated_url(sqlite_db_url: str, sqlite_template: Path) -> str:
+    """A new SQLite file migrated to head (a copy of ``sqlite_template``)."""
+    shutil.copyfile(sqlite_template, sqlite_db_url.removeprefix("sqlite:///"))
     return sqlite_db_url
 
 
