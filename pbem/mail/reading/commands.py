@@ -21,6 +21,11 @@ talk lines. What they mean depends on ``expected`` (what the mail being answered
   another number is ``Unreadable("WRONG_CARD_COUNT")``;
 * ``"discard"`` (``kitty_exchange``, RULES.md §6.2): the cards named are :class:`Discard`, however
   many (the engine checks the count); ``discard 7C 8D`` (``descarto …``, ``arunc …``) anywhere;
+* ``"charge"`` (Turbo Hearts, RULES.md §6.4): the cards named are :class:`Charge`, however many (the
+  engine checks them: chargeable, held, at most ``charge_limit``); ``none`` / ``nothing`` (``nada``,
+  ``nimic``, :data:`CHARGE_NONE_WORDS`) alone is ``Charge(())``, nothing charged. ``charge QS TC`` and
+  ``charge none`` (``anuncio …``, ``anunț …``) are read anywhere; a ``charge`` line naming neither is
+  ``Unreadable("NO_COMMAND")``, one naming both ``Ambiguous("CHARGE_NONE_AND_CARDS")``;
 * ``"moon"``: cards mean nothing; ``old``/``new`` (``velha``/``nova``, ``veche``/``nouă``, or
   "old moon"…) is :class:`MoonChoice`;
 * ``"invitation"``: ``yes``/``sim``/``da`` also accept and ``no``/``não``/``nu`` also decline;
@@ -48,10 +53,11 @@ code                       class       details
 ``TWO_CARDS``              Ambiguous   ``cards``: the different cards named, space separated
 ``BOTH_MOON_CHOICES``      Ambiguous   (none): both old and new moon named
 ``CONFLICTING_COMMANDS``   Ambiguous   ``commands`` (names, space separated), ``cards``
+``CHARGE_NONE_AND_CARDS``  Ambiguous   ``cards``: a charge naming cards and "none" at once
 =========================  ==========  =====================================================
 
 Command names (``Command.name``) are the keys of :data:`COMMAND_WORDS` plus ``play``, ``pass``,
-``moon``, ``unreadable`` and ``ambiguous``.
+``call``, ``no_pass``, ``moon``, ``unreadable`` and ``ambiguous``.
 
 **Bounds.** Only the first :data:`MAX_COMMAND_CHARS` characters of the new text are read (cut at
 a line end), and of them the first :data:`MAX_COMMAND_LINES` lines that are not blank: a command
@@ -113,6 +119,16 @@ class CallPass:
 
     call: tuple[tuple[str, int], ...]
     name: ClassVar[str] = "call"
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """Turbo Hearts (RULES.md §6.4): the cards a seat charges (shows to the table) this hand, in the
+    order written; ``()`` charges nothing (``charge none``, ``anuncio nada``, ``anunț nimic``). The
+    engine checks them (``NOT_CHARGEABLE``, ``TOO_MANY_CHARGES``, ``CARD_NOT_IN_HAND``)."""
+
+    cards: tuple[str, ...]
+    name: ClassVar[str] = "charge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +357,7 @@ class Ambiguous:
 
 
 Command = Union[
-    Play, Pass, Discard, CallPass, NoPass, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
+    Play, Pass, Discard, CallPass, NoPass, Charge, MoonChoice, Help, Status, Games, Rules, Resign, Accept, Decline, NewGame,
     Vacation, Queue, Autopilot, ForcedCards, Language, Notify, Say, History, Pause, Resume, Abort, Extend,
     Replace, TimeZone, Unreadable, Ambiguous,
 ]
@@ -400,6 +416,9 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "say": {"en": ("say",), "pt": ("diz", "dizer", "diga"), "ro": ("spune", "spun")},
     "discard": {"en": ("discard",), "pt": ("descarto", "descartar", "descarte"),
                 "ro": ("arunc", "aruncă", "aruncați", "elimin")},
+    # Turbo Hearts (RULES.md §6.4): ``charge QS TC``, ``charge none``
+    "charge": {"en": ("charge", "i charge"), "pt": ("anuncio", "anunciar", "anuncia", "anuncie", "mostro"),
+               "ro": ("anunț", "anunță", "anunțați", "arăt")},
     "timezone": {"en": ("timezone", "time zone"), "pt": ("fuso horário", "fuso"), "ro": ("fus orar", "fusul orar")},
     "vacation": {"en": ("vacation", "holiday", "away"), "pt": ("férias", "ausente"),
                  "ro": ("concediu", "vacanță", "plecat")},
@@ -410,7 +429,7 @@ COMMAND_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "new_game": {"en": ("new game", "newgame", "start game"), "pt": ("novo jogo", "nova partida", "jogo novo"),
                  "ro": ("joc nou", "partidă nouă")},
 }
-_TAKES_TEXT: Final = frozenset({"discard", "say", "vacation", "queue", "notify", "new_game", "extend", "replace",
+_TAKES_TEXT: Final = frozenset({"discard", "charge", "say", "vacation", "queue", "notify", "new_game", "extend", "replace",
                                  "timezone", "language"})
 #: Commands that cannot be undone: never chosen when the reply also says something else.
 IRREVERSIBLE: Final = frozenset({"resign", "resign_confirm", "decline", "abort"})
@@ -430,7 +449,16 @@ EXPECTED_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
                     "não passo", "nao passo", "sem passe", "não passar", "fico com as cartas",
                     "nu dau", "nu dau nimic", "nu dau carti", "nu dau cărți", "păstrez cărțile"),
     },
+    # Turbo Hearts (RULES.md §6.4): charging nothing, when a charge is asked (the cards alone charge them)
+    "charge": {
+        "charge_none": ("none", "nothing", "no charge", "no charges", "no cards", "i charge nothing",
+                        "nada", "nenhuma", "nenhum", "não anuncio", "nao anuncio", "sem anúncio", "nenhuma carta",
+                        "nimic", "niciuna", "niciunul", "nu anunț", "nu anunt", "fără anunț"),
+    },
 }
+#: After ``charge``: nothing charged (``charge none``, ``anuncio nada``, ``anunț nimic``), folded.
+CHARGE_NONE_WORDS: Final = frozenset({"none", "nothing", "no", "nada", "nenhuma", "nenhum", "nimic", "niciuna",
+                                      "niciunul", "niciun"})
 #: dealer_calls_pass (RULES.md §6.3): the words of a call (folded), as the engine names directions.
 CALL_DIRECTION_WORDS: Final = {
     "left": "left", "esquerda": "left", "stanga": "left",
@@ -647,7 +675,7 @@ def parse_command(
         if cards and first_card_line is not None and first_card_line < commands[0].index:
             return _card_command(cards, expected, pass_count)
     if names:
-        return _build(commands[0], "\n".join(lines))
+        return _build(commands[0], "\n".join(lines), cards)
     if cards:
         return _card_command(cards, expected, pass_count)
     if talk:
@@ -827,7 +855,9 @@ def _argument(text: str, folded: str, phrase: tuple[str, ...]) -> str:
     return text[m.end() :].strip() if m else ""
 
 
-def _build(line: _Line, whole_text: str) -> Command:
+def _build(line: _Line, whole_text: str, cards: list[str] | None = None) -> Command:
+    """The command of ``line``; ``cards``: those named on the reply's card lines (for a ``charge``
+    line that names nothing itself, its cards written on the next lines)."""
     command = line.command
     if command == "vacation":
         planned = _FROM_UNTIL.match(line.argument.strip())
@@ -844,6 +874,10 @@ def _build(line: _Line, whole_text: str) -> Command:
         return Discard(tuple(dict.fromkeys(m.card for m in find_mentions(line.argument))))
     if command == "no_pass":
         return NoPass()
+    if command == "charge_none":
+        return Charge(())
+    if command == "charge":
+        return _charge(line.argument, cards or [])
     if command == "autopilot_off":
         return Autopilot(on=False)
     if command in ("forced_on", "forced_off"):
@@ -867,6 +901,22 @@ def _build(line: _Line, whole_text: str) -> Command:
         "pause": Pause, "resume": Resume, "abort": Abort,
     }
     return simple[command]()
+
+
+def _charge(argument: str, cards: list[str]) -> Command:
+    """``charge QS TC`` / ``charge none``: the cards of the line, else "none", else the cards of the
+    reply's card lines (``charge`` on a line of its own); neither is no charge at all."""
+    named = tuple(dict.fromkeys(m.card for m in find_mentions(argument)))
+    none = bool(set(_WORD.findall(fold(argument))) & CHARGE_NONE_WORDS)
+    if named and none:
+        return Ambiguous("CHARGE_NONE_AND_CARDS", MappingProxyType({"cards": " ".join(named)}))
+    if named:
+        return Charge(named)
+    if none:
+        return Charge(())
+    if cards and not _WORD.findall(fold(argument)):
+        return Charge(tuple(cards))
+    return Unreadable("NO_COMMAND", MappingProxyType({"expected": "charge"}))
 
 
 def _contains(words: list[str], phrase: tuple[str, ...]) -> bool:
@@ -905,6 +955,8 @@ def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Co
     joined = " ".join(cards)
     if expected == "discard":  # the engine checks the count (WRONG_DISCARD_COUNT, with the hand)
         return Discard(tuple(cards))
+    if expected == "charge":  # RULES.md §6.4: the engine checks the cards (chargeable, held, charge_limit)
+        return Charge(tuple(cards))
     if expected in ("moon", "invitation"):
         return Unreadable("NO_COMMAND", MappingProxyType({"expected": expected}))
     if expected == "pass" or (expected is None and len(cards) == pass_count and pass_count > 1):
