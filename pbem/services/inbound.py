@@ -46,7 +46,7 @@ from pbem.db.models import (
 )
 from pbem.db.session import single_statement, transaction
 from pbem.db.writes import add_update
-from pbem.engine import CALL, DISCARD, MOON, PASS, PLAY
+from pbem.engine import CALL, CHARGE, DISCARD, MOON, PASS, PLAY
 from pbem.mail import context as mc
 from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
 from pbem.mail.compose import can_address
@@ -425,6 +425,8 @@ def _expected(state: Any, seat: int) -> str | None:
         return "moon"
     if state.phase == DISCARD and seat in state.seats_to_act():
         return "discard"  # kitty_exchange (RULES.md §6.2): the cards alone are the discard
+    if state.phase == CHARGE and seat in state.seats_to_charge():
+        return "charge"  # Turbo (RULES.md §6.4): the cards alone, or "none", are the charge
     return None
 
 

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import Game, GameStatus, InboundStatus, Player, Seat, SeatStatus, TableTalk
+from pbem.engine import CHARGE
 from pbem.mail import context as mc
 from pbem.mail.reading.message import IncomingMail
 
@@ -79,7 +80,8 @@ def games_list(session: Session, svc: Services, player: Player, now: datetime,
     for seat in sorted(seats, key=lambda s: -s.game_id):
         game = seat.game
         state = current_state(game)
-        waiting = [seat_name(s) for s in game.seats if s.seat in state.seats_to_act()]
+        # RULES.md §6.4: who is still to charge would tell who holds a chargeable card: not named.
+        waiting = [] if state.phase == CHARGE else [seat_name(s) for s in game.seats if s.seat in state.seats_to_act()]
         listings.append(mc.GameListing(
             game_id=game.id, title=game.title or f"#{game.id}", status=str(game.status),  # type: ignore[arg-type]
             my_turn=seat.seat in state.seats_to_act(), hand_number=state.hand_no,

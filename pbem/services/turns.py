@@ -26,6 +26,7 @@ from pbem.bots import decide, get_bot
 from pbem.db.models import Game, GameStatus, Move, Seat, SeatStatus
 from pbem.engine import (
     CALL,
+    CHARGE,
     DEAL,
     DISCARD,
     MIX,
@@ -34,6 +35,7 @@ from pbem.engine import (
     PASS,
     PLAY,
     CallPass,
+    ChargeCards,
     ChooseMoon,
     Deal,
     DeclinePass,
@@ -184,8 +186,23 @@ def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[in
             .order_by(Move.seq)
         ).all()
     n = state.players
-    done = plays[: state.tricks_played * n]
-    return [(done[k][0], tuple(CARD_INDEX[p["card"]] for _, p in done[k:k + n])) for k in range(0, len(done), n)]
+    cards = [CARD_INDEX[p["card"]] for _, p in plays]
+    tricks = []
+    k = 0
+    for _ in range(state.tricks_played):
+        size = n
+        if state.t.booster and _boosted(cards[k:k + n], state.t.hand_size - k // n, n):
+            size = 2 * n
+        tricks.append((plays[k][0], tuple(cards[k:k + size])))
+        k += size
+    return tricks
+
+
+def _boosted(first_round: list[int], held: int, n: int) -> bool:
+    """Booster Nines (RULES.md §6.5): whether a trick whose first-round cards are ``first_round``, started
+    with ``held`` cards in each hand, was boosted to 2n cards: a nine of the led suit among them, and
+    more than one card each when it started."""
+    return held >= 2 and first_round[0] // 13 * 13 + 7 in first_round
 
 
 def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> EngineMove:
@@ -215,14 +232,19 @@ def deadline_default(state: GameState, seat: int) -> EngineMove | None:
     if state.phase == PASS and state.may_decline and seat in state.seats_to_pass():
         # RULES.md §6.3 pass_optional: with no pass by the deadline, the seat declines.
         return DeclinePass(seat)
+    if state.phase == CHARGE and seat in state.seats_to_charge():
+        # RULES.md §6.4 Turbo: with no answer by the deadline, nothing is charged.
+        return ChargeCards(seat, ())
     return None
 
 
 def default_decision(move: EngineMove) -> str:
     """What a :func:`deadline_default` move decided, as the mails name it: ``moon``, ``discard``,
-    ``call`` or ``decline``."""
+    ``call``, ``charge`` or ``decline``."""
     if isinstance(move, ChooseMoon):
         return "moon"
+    if isinstance(move, ChargeCards):
+        return "charge"
     if isinstance(move, DiscardKitty):
         return "discard"
     if isinstance(move, CallPass):
@@ -283,6 +305,12 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             continue
         if phase == PASS:
             bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]
+            if not bots:
+                return
+            apply_move(session, turn, _bot_move(session, turn, bots[0], default_bot))
+            continue
+        if phase == CHARGE:  # Turbo: every seat holding a chargeable card charges (RULES.md §6.4)
+            bots = [s for s in state.seats_to_charge() if is_computer(turn.seat_row(s))]
             if not bots:
                 return
             apply_move(session, turn, _bot_move(session, turn, bots[0], default_bot))

@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from pbem.db.models import InboundStatus
-from pbem.engine import CallPass, ChooseMoon, DeclinePass, DiscardKitty, IllegalMove, PassCards, PlayCard, move_to_dict
+from pbem.engine import (
+    CallPass,
+    ChargeCards,
+    ChooseMoon,
+    DeclinePass,
+    DiscardKitty,
+    IllegalMove,
+    PassCards,
+    PlayCard,
+    move_to_dict,
+)
 from pbem.mail import context as mc
 from pbem.mail.reading import commands as cmd
 
@@ -29,7 +39,7 @@ def resign_command(request: SeatRequest) -> Outcome:
     return Outcome(InboundStatus.DONE, "RESIGNED", request.base, mails)
 
 
-@seat_command(cmd.Play, cmd.Pass, cmd.Discard, cmd.CallPass, cmd.NoPass, cmd.MoonChoice, needs_active=True)
+@seat_command(cmd.Play, cmd.Pass, cmd.Discard, cmd.CallPass, cmd.NoPass, cmd.Charge, cmd.MoonChoice, needs_active=True)
 def move_command(request: SeatRequest) -> Outcome:
     seat, token = request.seat, request.token
     move = engine_move(request.command, seat.seat)
@@ -61,4 +71,6 @@ def engine_move(command: cmd.Command, seat: int) -> Any:
         return CallPass(seat, tuple(command.call))
     if isinstance(command, cmd.NoPass):  # pass_optional (RULES.md §6.3)
         return DeclinePass(seat)
+    if isinstance(command, cmd.Charge):  # Turbo (RULES.md §6.4); () charges nothing
+        return ChargeCards(seat, tuple(command.cards))
     return None
