@@ -52,6 +52,12 @@ def test_the_variants_options(env: dict[str, str], svc: Services) -> None:  # no
                       "--option", "pass_to_partner=on")
     rules = table(svc, game_id)[0]
     assert (rules.partnership, rules.pass_to_partner) == ("individual", True)
+    game_id = started(env, "--player=ana@players.test", "--bots", "3", "--preset", "turbo-nines",
+                      "--option", "charge_limit=1")
+    rules = table(svc, game_id)[0]
+    assert (rules.turbo, rules.booster_nines, rules.charge_limit) == (True, True, 1)
+    game_id = started(env, "--player=ana@players.test", "--bots", "3", "--preset", "dnf")
+    assert table(svc, game_id)[0].moon == "win"
 
 
 @pytest.mark.parametrize(("args", "sentence"), [

@@ -87,6 +87,19 @@ def test_players_with_the_variants_options(svc: Services) -> None:
     assert created(svc)[0].partnership == "team"
     request(svc, "new game\nrules: kitty\nbots: 3")
     assert created(svc)[0].kitty == "penalty"
+    # RULES.md §6.4, §6.5, §6.7
+    request(svc, "new game\nrules: turbo\ncharge_limit: 1\nbots: 3 strong")
+    rules, seats = created(svc)
+    assert (rules.preset, rules.turbo, rules.jd_bonus, rules.charge_limit) == ("turbo", True, -10, 1)
+    request(svc, "new game\nrules: turbo nines\nbots: 3")
+    rules, _ = created(svc)
+    assert (rules.preset, rules.turbo, rules.booster_nines) == ("turbo-nines", True, True)
+    request(svc, "new game\nbooster_nines: yes\nmoon: win\nbots: 3")
+    rules, _ = created(svc)
+    assert (rules.preset, rules.turbo, rules.booster_nines, rules.moon) == ("standard", False, True, "win")
+    request(svc, "new game\nrules: dnf\nbots: 3")
+    rules, _ = created(svc)
+    assert (rules.moon, rules.dealer_calls_pass, rules.qs_penalty, rules.table.moon_total) == ("win", True, 26, 77)
 
 
 def test_lists_maps_booleans_numbers_and_words(svc: Services) -> None:
@@ -166,6 +179,10 @@ def test_combinations_the_rules_refuse_are_explained(svc: Services) -> None:
     assert "a partnership game is played by 4 players, not 5" in text
     text = refusal(svc, "new game\nkitty: first_trick\nbots: 3")
     assert "“kitty: first_trick” is played by 3 or 5 players, not 4." in text
+    text = refusal(svc, "new game\ncharge_limit: 2\nbots: 3")
+    assert "“charge_limit: 2” is the most cards a player may charge, so it needs charges" in text
+    text = refusal(svc, "new game\nrules: turbo\ncharge_limit: 5\nbots: 3")
+    assert "“charge_limit: 5” cannot be played: a player charges 1 to 4 cards." in text
 
 
 def test_the_example_a_refusal_shows_is_a_mail_that_works(svc: Services) -> None:

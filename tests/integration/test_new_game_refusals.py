@@ -87,6 +87,12 @@ REFUSALS: dict[str, tuple[dict, str, tuple[str, ...]]] = {
                            ("dealer_calls_pass", "pass_count: 0")),
     "CALL_WITH_PASS_TO_PARTNER": ({}, "With “pass_to_partner” every pass goes to your partner, so there is nothing "
                                   "for the dealer to call", ("dealer_calls_pass", "pass_to_partner")),
+    # §6.4 Turbo
+    "BAD_CHARGE_LIMIT": ({"value": 7}, "“charge_limit: 7” cannot be played: a player charges 1 to 4 cards",
+                         ("charge_limit: 7", "1", "4")),
+    "CHARGE_LIMIT_NEEDS_TURBO": ({"value": 1}, "“charge_limit: 1” is the most cards a player may charge, so it "
+                                 "needs charges", ("charge_limit: 1", "turbo")),
+    "TURBO_NEEDS_TEN_OF_CLUBS": ({}, "Turbo Hearts needs 10♣ in the deck", ("10♣", "removed_cards")),
     # the option reader's and the timing's
     "NOT_A_MAP": ({"option": "extra_penalties", "value": "KS ten"}, "“extra_penalties” takes cards with their "
                   "points, such as “extra_penalties: KS 10, AS 7”, not “KS ten”.", ("extra_penalties", "KS ten")),
