@@ -1,4 +1,4 @@
-"""No seat learns the kitty (RULES.md §6.2), on SQLite and PostgreSQL, across every channel a player has.
+"""No seat learns the kitty (RULES.md §6.2), on PostgreSQL, across every channel a player has.
 
 A game with a kitty is played by mail on the real services: one scripted human in seat 0 and computer
 players (three; two in the 3-player game).  The human is dealt the lowest cards of every suit, the 2♣
@@ -24,7 +24,9 @@ the hand has then been played face up):
 * the checks can fail: a person who takes the kitty is shown its cards (status reply, game page), and
   once the game is over the replay shows the kitty to everyone.
 
-The view models themselves are tested in tests/integration/test_variant_views.py.
+The view models themselves are tested in tests/integration/test_variant_views.py. The database is not
+what this is about: the kitty's checks run on PostgreSQL, the passing variants' on SQLite
+(tests/integration/test_hidden_information_passing.py).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from pbem.services.app import Services
 from pbem.web import create_app
 from pbem.web.runtime import runtime
 from tests.integration.mailplay import Mailbox, address, answer, new_game as mail_game, parsed, prose_of, state_of
+
+pytestmark = pytest.mark.postgres
 
 HUMAN = 0
 def lowest_cards(rules: Rules) -> tuple[str, ...]:
@@ -197,6 +201,12 @@ class Watch:
                                                                                            so_far.group(1))])
             if where == "game page" and state_of(self.svc, self.game_id).kitty_taker is not None:
                 self.seen_taker_line = self.seen_taker_line or "took the kitty at trick" in html
+
+
+@pytest.fixture
+def db_url(pg_migrated_url: str) -> str:
+    """This module's one database, PostgreSQL (see the module's docstring)."""
+    return pg_migrated_url
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""No seat learns what the passing variants hide (RULES.md §6.3, §6.8), on SQLite and PostgreSQL,
-across every channel a player has: every part and header of every mail, the ``status`` and
+"""No seat learns what the passing variants hide (RULES.md §6.3, §6.8), on SQLite (the kitty's checks
+run on PostgreSQL), across every channel a player has: every part and header of every mail, the ``status`` and
 ``history`` replies, the game page and the replay (the checks of tests/integration/test_hidden_information.py).
 
 * ``pass_optional``: the scripted human in seat 0 declines (``no pass``); the person in seat 1 passes
@@ -32,6 +32,12 @@ from tests.integration.mailplay import Mailbox, address, answer, new_game as mai
 from tests.integration.test_hidden_information import HUMAN, Watch, deck_for, lowest, lowest_cards
 
 ORDER = "23456789TJQKA"
+
+
+@pytest.fixture
+def db_url(sqlite_migrated_url: str) -> str:
+    """This module's one database, SQLite (see the module's docstring)."""
+    return sqlite_migrated_url
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The kitty by mail (RULES.md §6.2): two people (seats 0 and 1) and two random bots through the
-services, on SQLite and PostgreSQL, on the services' clock.
+services, on PostgreSQL (each module of the variants' mails runs on one database: moon and kitty on
+PostgreSQL, partnership and the passing variants on SQLite), on the services' clock.
 
 The first deal is explicit: the kitty is A♣ 2♥ 3♥ 4♥; seat 0 holds every other club and leads one
 to every trick (so it takes every trick), seat 3 holds the other hearts and two aces, and must drop
@@ -12,6 +13,7 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
 from sqlalchemy import select
 
 from pbem.db.models import Move
@@ -28,6 +30,15 @@ from tests.integration.test_deadlines import (  # noqa: F401  (svc is a fixture)
     text_of,
 )
 from tests.integration.test_variant_mails_moon import start_with_deck
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def db_url(pg_migrated_url: str) -> str:
+    """This module's one database, PostgreSQL (see the module's docstring)."""
+    return pg_migrated_url
+
 
 KITTY = ["AC", "2H", "3H", "4H"]
 HANDS = [

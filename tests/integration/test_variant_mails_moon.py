@@ -1,15 +1,19 @@
 """A moon choice nobody makes by the deadline: ``safety`` decides (RULES.md §3 ``moon``), by mail.
 
-Service-level, on SQLite and PostgreSQL, on the services' ``ManualClock`` (the helpers of
+Service-level, on PostgreSQL, on the services' ``ManualClock`` (the helpers of
 ``test_deadlines``). The first deal is explicit: seat 0 (the one person at the table) holds every
 club and leads one to every trick, so it takes every card: a moon, and under ``moon: choice`` it is
 asked how to score it. It does not answer.
+
+The database is not what the variants' mail tests are about: each of their modules runs on one
+(moon and kitty on PostgreSQL, partnership and the passing variants on SQLite).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from pbem.db.models import Move
@@ -29,6 +33,14 @@ from tests.integration.test_deadlines import (  # noqa: F401  (svc is a fixture)
 )
 
 RULES = {"pass_cycle": ["hold"], "moon": "choice"}
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def db_url(pg_migrated_url: str) -> str:
+    """This module's one database, PostgreSQL (see the module's docstring)."""
+    return pg_migrated_url
 
 
 def start_with_deck(svc: Services, timing: Timing, deck: list[str], *, people: int = 1, preset: str = "standard",

@@ -1,5 +1,6 @@
 """Partnership Hearts by mail (RULES.md §6.1): one person (seat 0) and three random bots through the
-services, on SQLite and PostgreSQL, on the services' clock.
+services, on SQLite (each module of the variants' mails runs on one database: moon and kitty on
+PostgreSQL, partnership and the passing variants on SQLite), on the services' clock.
 
 What the person reads: the first mail names the partner and the mode, the pass goes to the
 partner by name (``pass_to_partner``), the team totals are beside the players' in every score
@@ -11,6 +12,8 @@ with no answer by the deadline ``safety`` decides (judged on team totals), annou
 from __future__ import annotations
 
 import random
+
+import pytest
 
 from pbem.db.session import transaction
 from pbem.engine import GameOver
@@ -30,6 +33,12 @@ from tests.integration.test_deadlines import (  # noqa: F401  (svc is a fixture)
 from tests.integration.test_variant_mails_moon import play_to_the_moon, start_with_deck
 
 LONG = Timing(deadline_hours=24 * 30, reminder_hours=0, grace_hours=0)
+
+
+@pytest.fixture
+def db_url(sqlite_migrated_url: str) -> str:
+    """This module's one database, SQLite (see the module's docstring)."""
+    return sqlite_migrated_url
 
 
 def partner_name(table: Table) -> str:

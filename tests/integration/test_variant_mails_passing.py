@@ -1,6 +1,7 @@
 """The passing variants by mail (RULES.md §6.3): the dealer's call, declining the pass and a mix hand,
-through the services with scripted people (the other seats random bots), on SQLite and PostgreSQL,
-on the services' clock.
+through the services with scripted people (the other seats random bots), on SQLite (each module of
+the variants' mails runs on one database: moon and kitty on PostgreSQL, partnership and the passing
+variants on SQLite), on the services' clock.
 
 With 4 players the first hand's dealer is seat 3 (the cards are dealt from the dealer's left, and
 seat 0 gets the first card): a person in seat 3 is asked for the first call.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from email import message_from_bytes
 from email.policy import default
 
+import pytest
 from sqlalchemy import select
 
 from pbem.db.models import Move
@@ -32,6 +34,12 @@ LONG = Timing(deadline_hours=24 * 30, reminder_hours=0, grace_hours=0)
 SHORT = Timing(deadline_hours=24, reminder_hours=0, grace_hours=12)
 #: Any deck: with dealer_calls_pass and a person to call, the deal comes after the call (from the seed).
 DECK = [f"{r}{s}" for s in "CDSH" for r in "23456789TJQKA"]
+
+
+@pytest.fixture
+def db_url(sqlite_migrated_url: str) -> str:
+    """This module's one database, SQLite (see the module's docstring)."""
+    return sqlite_migrated_url
 
 
 def header(mail, name: str) -> str | None:

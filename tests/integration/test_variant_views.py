@@ -3,8 +3,8 @@
 The view models (``pbem.services.seat_knowledge.seat_facts``, ``pbem.services.game_views.build_page``
 and ``build_replay``) are what the pages and the mails render: a kitty card that is not in another
 seat's model cannot be shown to it by any template.  The models are built from engine-played hands
-(seeded deals, legal moves); the rendered pages come from games on the real database (SQLite and
-PostgreSQL) through the web front.
+(seeded deals, legal moves); the rendered pages come from games on the real database (SQLite here; the passing variants' pages
+in test_variant_views_passing on PostgreSQL) through the web front.
 """
 
 from __future__ import annotations
@@ -271,6 +271,12 @@ def test_no_partnership_no_kitty_nothing_new_in_the_model() -> None:
 
 
 @pytest.fixture
+def db_url(sqlite_migrated_url: str) -> str:
+    """This module's one database, SQLite (see the module's docstring)."""
+    return sqlite_migrated_url
+
+
+@pytest.fixture
 def client(svc: Services) -> Iterator[FlaskClient]:
     app: Flask = create_app(svc.settings, clock=svc.clock)
     yield app.test_client()
@@ -303,9 +309,10 @@ def test_a_kitty_page_says_the_kitty_lies_on_the_table(svc: Services, client: Fl
 # --- the templates, in every language, on pure page models ------------------------------------
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Flask]:
-    """The web front, for rendering page models (no database read: once, not per database)."""
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    """The web front, for rendering page models (no database read: once for the module)."""
+    tmp_path: Path = tmp_path_factory.mktemp("variant-pages")
     services = make_services(f"sqlite:///{tmp_path / 'unused.db'}", tmp_path)
     app = create_app(services.settings, clock=services.clock)
     yield app

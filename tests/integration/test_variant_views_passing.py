@@ -5,7 +5,9 @@ is allowed; nobody may learn what they must not: a decliner never sees the cards
 it (until they are played), no seat sees the cards gathered for a mix but those dealt back to it,
 and nobody is told who declined or who passed what to whom beyond what they received.  The models
 (``seat_facts``, ``build_page``, ``build_replay``) are what the templates render: a card that is not
-in a seat's model cannot be shown to it.  The pages are rendered from the same models in en/pt/ro.
+in a seat's model cannot be shown to it.  The pages are rendered from the same models in en/pt/ro;
+a game's first page comes from the real services on PostgreSQL (the partnership's and the kitty's
+pages, in test_variant_views, on SQLite).
 """
 
 from __future__ import annotations
@@ -299,12 +301,19 @@ def test_the_help_page_explains_declining_calls_and_the_mix(app: Flask) -> None:
 
 
 @pytest.fixture
+def db_url(pg_migrated_url: str) -> str:
+    """This module's one database, PostgreSQL (see the module's docstring)."""
+    return pg_migrated_url
+
+
+@pytest.fixture
 def client(svc: Services) -> Iterator[FlaskClient]:
     app: Flask = create_app(svc.settings, clock=svc.clock)
     yield app.test_client()
     runtime(app).dispose()
 
 
+@pytest.mark.postgres
 def test_a_game_that_starts_with_the_dealers_call_says_who_calls(svc: Services, client: FlaskClient) -> None:
     """RULES.md §6.3: the game starts in the call phase (seat 4 deals first): the dealer's page asks
     for the call and lists the calls, the others' pages say who calls."""
