@@ -62,11 +62,13 @@ from pbem.engine import (
     PassCards,
     PassesExchanged,
     Rules,
+    ChargesRevealed,
+    HandScored,
+    Moon,
+    TrickWon,
     apply,
-    card_points,
     move_from_dict,
     seat_view,
-    trick_winner,
 )
 from pbem.mail.cards_display import group_by_suit
 
@@ -110,6 +112,15 @@ class TrickLog:
     plays: tuple[tuple[int, str], ...]  # (seat, card) in playing order
     winner: int | None  # None while the trick is on the table
     points: int | None
+    #: Booster Nines (RULES.md §6.5): a nine of the led suit boosted it; ``plays`` then holds both rounds
+    #: (2n cards, each round leader first; fewer while the trick is on the table).
+    boosted: bool = False
+
+    def rounds(self, players: int) -> tuple[tuple[tuple[int, str], ...], ...]:
+        """The trick's plays by round: one round, or a boosted trick's two (RULES.md §6.5)."""
+        if not self.boosted or len(self.plays) <= players:
+            return (self.plays,)
+        return (self.plays[:players], self.plays[players:])
 
 
 @dataclass(slots=True)
@@ -136,6 +147,24 @@ class HandLog:
     decline_allowed: bool = False
     declined: bool = False
     passed_packets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Turbo (RULES.md §6.4): by seat, the cards each charged once every seat has decided (public),
+    #: ``()`` before that; this seat's own charge as soon as it made it (None until then).
+    charges: tuple[tuple[str, ...], ...] = ()
+    own_charge: tuple[str, ...] | None = None
+    #: Turbo, once the hand is scored: by seat the 10 of clubs' factor (1, 2 or 4), ``()`` without turbo.
+    multiplier: tuple[int, ...] = ()
+    #: The hand's moon or sun once scored (the engine's event: seat, kind, scoring "old"/"new"/"win",
+    #: team, total), None otherwise.
+    moon: Any = None
+
+    @property
+    def charges_revealed(self) -> bool:
+        return bool(self.charges)
+
+    @property
+    def doubled(self) -> tuple[int, ...]:
+        """The seats whose hand score the 10 of clubs multiplied (RULES.md §6.4)."""
+        return tuple(s for s, f in enumerate(self.multiplier) if f != 1)
 
     @property
     def mixed(self) -> bool:
@@ -162,33 +191,26 @@ def visible_history(
 ) -> list[HandLog]:
     """The hands so far as ``seat`` may see them, oldest first (``every_kitty``: the game is over,
     every hand's kitty and discards are shown, an unfinished hand's too)."""
-    players = rules.players
     table = rules.table
     hands: list[HandLog] = []
-
-    def trick_points(rules: Rules, cards: list[str]) -> int:
-        """What the trick scores its taker: penalty points, and the bonus card's bonus (Omnibus JD)."""
-        bonus = rules.jd_bonus if rules.jd_bonus and rules.bonus_card in cards else 0
-        return card_points(rules, cards) + bonus
-
+    # The tricks come from replaying the log through the engine (one place for who takes a trick, its
+    # points with charged values, RULES.md §6.4, and whether a nine boosts it to 2n cards, §6.5).
+    state = GameState.new(rules)
     plays: list[tuple[int, str]] = []
 
-    def close_trick(force: bool) -> None:
-        if not hands or not plays or (len(plays) < players and not force):
-            return
-        hand = hands[-1]
-        complete = len(plays) == players
-        leader = plays[0][0]
-        cards = [card for _, card in plays]
-        hand.tricks.append(
-            TrickLog(
-                number=len(hand.tricks) + 1,
-                leader=leader,
-                plays=tuple(plays),
-                winner=trick_winner(cards, leader, players) if complete else None,
-                points=trick_points(rules, cards) if complete else None,
-            )
-        )
+    def trick_points(event: TrickWon, charged: Sequence[str]) -> int:
+        """What the trick scores its taker: penalty points (charged values), and the bonus card's bonus
+        (Omnibus JD; doubled when charged, RULES.md §6.4)."""
+        bonus = 0
+        if rules.jd_bonus and rules.bonus_card in event.cards:
+            bonus = rules.jd_bonus * (2 if rules.bonus_card in charged else 1)
+        return event.points + bonus
+
+    def close_open_trick() -> None:
+        if hands and plays:
+            hands[-1].tricks.append(TrickLog(number=len(hands[-1].tricks) + 1, leader=plays[0][0],
+                                             plays=tuple(plays), winner=None, points=None,
+                                             boosted=state.trick_boosted))
         plays.clear()
 
     moves_seen: list[LoggedMove] = []
@@ -197,10 +219,15 @@ def visible_history(
         moves_seen.append(move)
         payload = move.payload
         mover = move.seat if move.seat is not None else payload.get("seat")
+        charged_before = state.charged_cards
+        try:
+            state, events = apply(state, move_from_dict(dict(payload)))
+        except (KeyError, TypeError, ValueError):
+            events = []  # a row the engine cannot read shows nothing of itself (see the module's docstring)
         if move.kind == "call":
             call = (mover, tuple((str(d), int(c)) for d, c in payload.get("call", ())))
         elif move.kind == "deal":
-            close_trick(force=True)
+            close_open_trick()
             number = len(hands) + 1
             caller, called = call if call is not None else (None, ())
             direction = (call_direction(called) if called else payload.get("pass_direction")
@@ -218,12 +245,29 @@ def visible_history(
                 hands[-1].passed = tuple(str(c) for c in payload.get("cards", ()))
                 if len(hands[-1].pass_call) > 1:
                     hands[-1].passed_packets = packets(hands[-1].pass_call, hands[-1].passed)
+        elif move.kind == "charge" and mover == seat:
+            hands[-1].own_charge = tuple(str(c) for c in payload.get("cards", ()))  # RULES.md §6.4: its own
         elif move.kind == "play" and isinstance(mover, int):
             plays.append((mover, str(payload["card"])))
-            close_trick(force=False)
         elif move.kind == "moon" and isinstance(mover, int):
             hands[-1].moon_choices.append((mover, str(payload.get("choice", ""))))
-    close_trick(force=True)
+        for event in events:
+            if not hands:
+                break
+            if isinstance(event, TrickWon):
+                hand = hands[-1]
+                hand.tricks.append(TrickLog(number=len(hand.tricks) + 1, leader=event.leader,
+                                            plays=tuple(plays), winner=event.winner,
+                                            points=trick_points(event, state.charged_cards or charged_before),
+                                            boosted=event.boosted))
+                plays.clear()
+            elif isinstance(event, ChargesRevealed):
+                hands[-1].charges = tuple(tuple(c) for c in event.charges)
+            elif isinstance(event, HandScored):
+                hands[-1].multiplier = tuple(event.multiplier)
+            elif isinstance(event, Moon):
+                hands[-1].moon = event
+    close_open_trick()
     for hand, result in zip(hands, results):
         hand.result = result
     if rules.table.kitty_size:
