@@ -18,6 +18,14 @@ that it has passed), and neither the cards gathered for a mix nor the cards forw
 decliner are in any seat's facts (a decliner's ``received`` is empty: RULES.md §6.3 "a player who
 declined never sees the forwarded cards").
 
+Turbo (RULES.md §6.4): a seat's charge is its own until every seat has decided; then the whole
+table's.  During the CHARGE phase ``charges`` holds the seat's own decision (None while it is still to
+make it) and None for every other seat, and nothing here says who is still to decide: the engine
+records "none" at once for a seat holding no chargeable card (AH, QS, TC, the bonus card), so naming
+the seats still to charge would tell who holds one.  ``charge_choices`` (the chargeable cards the seat
+holds) is the seat's own, in CHARGE only.  Booster Nines (RULES.md §6.5) is public: whether the trick
+on the table is boosted, and whether it is in its second round.
+
 Pure: imports the engine only (mails and pages both use it, without an import cycle).
 """
 
@@ -26,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pbem.engine import CALL, DEAL, OVER, GameState, Rules
+from pbem.engine import CALL, CHARGE, DEAL, OVER, GameState, Rules
 from pbem.engine.cards import cards_of
 
 __all__ = ["Call", "SeatFacts", "decline_allowed", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
@@ -71,6 +79,20 @@ class SeatFacts:
     #: hand's pass, and the calls it may make (in the dealer's own facts only).
     calling: int | None = None
     call_choices: tuple[Call, ...] = ()
+    #: Turbo (RULES.md §6.4): by seat, the cards charged: in CHARGE this seat's own only (None while
+    #: undecided), every other None; all once revealed; ``()`` without turbo or before the charge phase.
+    charges: tuple[tuple[str, ...] | None, ...] = ()
+    charges_revealed: bool = False
+    charge_choices: tuple[str, ...] = ()  # this seat's chargeable cards, in CHARGE while it is to decide
+    charge_limit: int = 0  # the most cards one player may charge (0 without turbo)
+    #: Booster Nines (RULES.md §6.5), public: the trick on the table is boosted / in its second round.
+    trick_boosted: bool = False
+    boost_round: bool = False
+
+    @property
+    def charging(self) -> bool:
+        """This seat is still to make its charge decision (told to itself only)."""
+        return bool(self.charge_choices)
 
     @property
     def my_team(self) -> int | None:
@@ -146,7 +168,19 @@ def seat_facts(state: GameState, seat: int) -> SeatFacts:
         declined=state.phase != CALL and seat in _declined(state),
         calling=state.next_dealer if state.phase == CALL else None,
         call_choices=tuple(state.call_choices()) if state.phase == CALL and seat == state.next_dealer else (),
+        charges=_charges(state, seat),
+        charges_revealed=bool(state.charges) and state.charges_revealed,
+        charge_choices=tuple(state.charge_choices(seat)) if state.phase == CHARGE else (),
+        charge_limit=state.charge_limit if rules.turbo else 0,
+        trick_boosted=state.trick_boosted,
+        boost_round=state.boost_round,
     )
+
+
+def _charges(state: GameState, seat: int) -> tuple[tuple[str, ...] | None, ...]:
+    """The charges ``seat`` may see (RULES.md §6.4): its own during CHARGE, all once revealed."""
+    own_only = state.phase == CHARGE or not state.charges_revealed
+    return tuple(None if c is None or (own_only and s != seat) else tuple(c) for s, c in enumerate(state.charges))
 
 
 def _declined(state: GameState) -> tuple[int, ...]:
