@@ -64,7 +64,6 @@ from pbem.engine import (
     Rules,
     ChargesRevealed,
     HandScored,
-    Moon,
     TrickWon,
     apply,
     move_from_dict,
@@ -265,8 +264,7 @@ def visible_history(
                 hands[-1].charges = tuple(tuple(c) for c in event.charges)
             elif isinstance(event, HandScored):
                 hands[-1].multiplier = tuple(event.multiplier)
-            elif isinstance(event, Moon):
-                hands[-1].moon = event
+                hands[-1].moon = event.moon
     close_open_trick()
     for hand, result in zip(hands, results):
         hand.result = result
