@@ -39,6 +39,11 @@ page during the game: what each seat got back is its own ``received``.
 So a scored hand's kitty shows in the replay during the game as on the game page (the cards are
 no secret once every other card of the hand is played); the current hand's, only to its taker.
 
+The tricks of the history come from replaying the move log through the engine (its ``TrickWon``
+events): the winner, the points with charged values (RULES.md §6.4) and a Booster Nines trick's 2n
+cards (§6.5) are the engine's.  A log the engine does not replay (a hand-written one) is grouped n
+plays a trick from the move it refuses on.
+
 The hands as dealt come from replaying the move log through the engine (the log holds each
 deal's whole deck), never from a second record of them.
 """
@@ -64,10 +69,13 @@ from pbem.engine import (
     Rules,
     ChargesRevealed,
     HandScored,
+    IllegalMove,
     TrickWon,
     apply,
+    card_points,
     move_from_dict,
     seat_view,
+    trick_winner,
 )
 from pbem.mail.cards_display import group_by_suit
 
@@ -195,6 +203,7 @@ def visible_history(
     # The tricks come from replaying the log through the engine (one place for who takes a trick, its
     # points with charged values, RULES.md §6.4, and whether a nine boosts it to 2n cards, §6.5).
     state = GameState.new(rules)
+    replaying = True
     plays: list[tuple[int, str]] = []
 
     def trick_points(event: TrickWon, charged: Sequence[str]) -> int:
@@ -209,7 +218,7 @@ def visible_history(
         if hands and plays:
             hands[-1].tricks.append(TrickLog(number=len(hands[-1].tricks) + 1, leader=plays[0][0],
                                              plays=tuple(plays), winner=None, points=None,
-                                             boosted=state.trick_boosted))
+                                             boosted=replaying and state.trick_boosted))
         plays.clear()
 
     moves_seen: list[LoggedMove] = []
@@ -219,10 +228,12 @@ def visible_history(
         payload = move.payload
         mover = move.seat if move.seat is not None else payload.get("seat")
         charged_before = state.charged_cards
-        try:
-            state, events = apply(state, move_from_dict(dict(payload)))
-        except (KeyError, TypeError, ValueError):
-            events = []  # a row the engine cannot read shows nothing of itself (see the module's docstring)
+        events: Sequence[object] = ()
+        if replaying:
+            try:
+                state, events = apply(state, move_from_dict(dict(payload)))
+            except (IllegalMove, KeyError, TypeError, ValueError):
+                replaying = False  # a log the engine does not replay: its tricks by count from here
         if move.kind == "call":
             call = (mover, tuple((str(d), int(c)) for d, c in payload.get("call", ())))
         elif move.kind == "deal":
@@ -248,6 +259,13 @@ def visible_history(
             hands[-1].own_charge = tuple(str(c) for c in payload.get("cards", ()))  # RULES.md §6.4: its own
         elif move.kind == "play" and isinstance(mover, int):
             plays.append((mover, str(payload["card"])))
+            if not replaying and len(plays) == rules.players:
+                cards = [card for _, card in plays]
+                bonus = rules.jd_bonus if rules.jd_bonus and rules.bonus_card in cards else 0
+                hands[-1].tricks.append(TrickLog(number=len(hands[-1].tricks) + 1, leader=plays[0][0],
+                                                 plays=tuple(plays), points=card_points(rules, cards) + bonus,
+                                                 winner=trick_winner(cards, plays[0][0], rules.players)))
+                plays.clear()
         elif move.kind == "moon" and isinstance(mover, int):
             hands[-1].moon_choices.append((mover, str(payload.get("choice", ""))))
         for event in events:
