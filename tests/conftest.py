@@ -3,8 +3,9 @@
 Servers are session-scoped and started only when a test asks for them; each
 stops at the end of the run.  Databases are per test: each test's migrated
 database is a copy of one migrated once per run (PostgreSQL's ``CREATE DATABASE
-... TEMPLATE``, copied a database or two ahead of the tests that ask for one, by a
-thread; a SQLite file copied from a migrated one).  Nothing is mocked.
+... TEMPLATE``, copied up to four ahead of the tests that ask for one by a thread,
+and dropped after its test by another; a SQLite file copied from a migrated one).
+Nothing is mocked.
 
 Hypothesis profiles: ``dev`` (default) and ``ci`` (modest example counts, no
 deadline: CI machines are slow and noisy).  Choose with HYPOTHESIS_PROFILE;
@@ -84,7 +85,11 @@ class DatabasesAhead:
     that take them: a copy takes a tenth of a second or more of the server's time, which then
     overlaps the test before.  Every copy is a fresh database that nobody has connected to (the
     template never changes after it is migrated); those not taken are dropped by ``close``.
-    If the thread fails, ``take`` raises its error once and copies in the caller after that."""
+    If the thread fails, ``take`` raises its error once and copies in the caller after that.
+
+    A database given back (``give_back``, once its test is over) is dropped by a second thread,
+    with whoever is still connected to it; ``close`` waits for every drop and raises the first
+    that failed."""
 
     def __init__(self, server: PostgresServer, template: str, depth: int = 4) -> None:
         self.server, self.template = server, template
@@ -94,6 +99,10 @@ class DatabasesAhead:
         self._failed = False
         self._thread = threading.Thread(target=self._run, name="pg-databases-ahead", daemon=True)
         self._thread.start()
+        self._drops: queue.Queue[str | None] = queue.Queue()
+        self._drop_errors: list[BaseException] = []
+        self._dropper = threading.Thread(target=self._drop_each, name="pg-databases-dropped", daemon=True)
+        self._dropper.start()
 
     def _run(self) -> None:
         while True:
@@ -105,6 +114,16 @@ class DatabasesAhead:
             except BaseException as error:  # noqa: BLE001 (handed to the next test, which fails with it)
                 self._ready.put(error)
                 return
+
+    def _drop_each(self) -> None:
+        while (url := self._drops.get()) is not None:
+            try:
+                self.server.drop_database(url.rsplit("/", 1)[1])
+            except BaseException as error:  # noqa: BLE001 (raised by close)
+                self._drop_errors.append(error)
+
+    def give_back(self, url: str) -> None:
+        self._drops.put(url)
 
     def take(self) -> str:
         if self._failed:
@@ -123,7 +142,11 @@ class DatabasesAhead:
         while not self._ready.empty():
             item = self._ready.get_nowait()
             if isinstance(item, str):
-                self.server.drop_database(item.rsplit("/", 1)[1])
+                self._drops.put(item)
+        self._drops.put(None)
+        self._dropper.join(timeout=300)
+        if self._drop_errors:
+            raise self._drop_errors[0]
 
 
 @pytest.fixture(scope="session")
@@ -134,11 +157,11 @@ def pg_databases_ahead(postgres_server: PostgresServer, pg_template: str) -> Ite
 
 
 @pytest.fixture
-def pg_migrated_url(postgres_server: PostgresServer, pg_databases_ahead: DatabasesAhead) -> Iterator[str]:
+def pg_migrated_url(pg_databases_ahead: DatabasesAhead) -> Iterator[str]:
     """A fresh PostgreSQL database at the head migration, for one test."""
     url = pg_databases_ahead.take()
     yield url
-    postgres_server.drop_database(url.rsplit("/", 1)[1])
+    pg_databases_ahead.give_back(url)
 
 
 # --- SQLite --------------------------------------------------------------------
