@@ -1,11 +1,11 @@
 """Long games (README, "Time"): time-driven work runs from Celery beat itself, not from a test queueing it.
 
 A real Celery worker with beat inside it (``--beat``, as ``pbem serve`` runs it) on Redis, the
-SMTP front, PostgreSQL and an SMTP sink as the relay. Beat queues ``pbem.tick`` every second here
-(``PBEM_TICK_SECONDS=1``); the clock is the services' offset clock, moved forward by the test. A
-game made on the command line waits for both people's passes: once the clock passes the point 24
-hours before their 72-hour deadline, the ticks that beat queues send each of them one reminder,
-and the ticks after it send nothing more.
+SMTP front, PostgreSQL and an SMTP sink as the relay. Beat queues ``pbem.tick`` every half second
+here (``PBEM_TICK_SECONDS=0.5``); the clock is the services' offset clock, moved forward by the
+test. A game made on the command line waits for both people's passes: once the clock passes the
+point 24 hours before their 72-hour deadline, the ticks that beat queues send each of them one
+reminder, and the ticks after it send nothing more.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_beat_queues_the_tick_that_sends_each_due_reminder_once(pg_migrated_url,
     smtp_sink.clear()
     offset = tmp_path / "clock-offset"
     pipeline = Pipeline(pg_migrated_url, redis_db(redis_url, 6), smtp_sink, tmp_path, concurrency=1, beat=True,
-                        extra_env={"PBEM_CLOCK_OFFSET_FILE": str(offset), "PBEM_TICK_SECONDS": "1"})
+                        extra_env={"PBEM_CLOCK_OFFSET_FILE": str(offset), "PBEM_TICK_SECONDS": "0.5"})
 
     def kinds() -> Counter:
         return Counter((m.parsed()["X-Hearts-Kind"], m.rcpt_tos[0]) for m in smtp_sink.messages)
