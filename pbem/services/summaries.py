@@ -257,5 +257,6 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
             caller=hand.caller,
             declined=hand.declined,
             passed_packets=hand.passed_packets,
+            charges=hand.charges,  # RULES.md §6.4: public once every seat has decided
         ))
     return tuple(hands)

@@ -186,3 +186,14 @@ def test_an_unanswered_charge_charges_nothing_at_the_deadline_and_says_so(svc: S
     # Then play begins, the charges told (seat 0's: none).
     told = [prose(m) for m in mine[1:] if "Charged this hand: " in prose(m) or "Nobody charged" in prose(m)]
     assert told and "Player 0 (you)" not in told[0].split("Charged this hand: ")[-1].split(".")[0]
+
+
+def test_the_history_reply_shows_the_charges_and_a_boosted_tricks_two_rounds(svc: Services) -> None:
+    table = start_with_deck(svc, LONG, DECK, people=1, preset="turbo-nines", pass_cycle=["hold"])
+    table.reply(table.latest(0, "your_turn"), "charge QS")
+    table.reply(table.latest(0, "your_turn"), "3C")  # the boost round of trick 1 (9♣ followed the lead)
+    history = table.reply(table.latest(0, "your_turn"), "history")
+    assert [m.kind for m in history] == ["history"]
+    said = prose(history[0])
+    assert "Charged this hand: Player 0 (you) Q♠" in said
+    assert re.search(r"1\. Player 0 2♣ · [^·]* 9♣ · .*; Boosted by 9♣, a second round: Player 0 3♣ · ", said), said

@@ -40,7 +40,8 @@ from pbem.mail.context import (
 from pbem.mail.reading.commands import Charge, parse_command
 from pbem.mail.samples import CHARGE_VALUES, DNF_RULES, TURBO_RULES, sample_game
 from pbem.services.mailing import game_context
-from tests.mail.test_variant_mails import TEMPLATES
+from tests.integration.test_variant_mails_turbo import DECK as TURBO_DECK
+from tests.mail.test_variant_mails import NAMES, SVC, TEMPLATES, rows
 
 LANGUAGES = ("en", "pt", "ro")
 TURBO = dict(turbo=True, charge_limit=4, charge_values=CHARGE_VALUES, booster_nines=True)
@@ -331,14 +332,10 @@ def test_refused_turbo_rules_say_why(composer, problem, language) -> None:
 
 # -- driven through the engine: what each seat's mails may know -----------------------------------------
 
-#: Seat 0: Q♠ 10♣ J♦; seat 1: A♥ and 9♣, its only club; seats 2 and 3 nothing chargeable
-#: (tests/integration/test_variant_mails_turbo.py plays the same deal by mail).
-from tests.integration.test_variant_mails_turbo import DECK as TURBO_DECK  # noqa: E402
-
-
 def engine_mail(composer, state, seat: int, detail: object, language: str = "en"):
-    from tests.mail.test_variant_mails import NAMES, SVC, rows
-
+    """A mail to ``seat`` of an engine position, its context from ``game_context`` (seat 0 holds Q♠ 10♣
+    J♦, seat 1 A♥ and 9♣, its only club, seats 2 and 3 nothing chargeable: the deal that
+    tests/integration/test_variant_mails_turbo.py plays by mail)."""
     game, seats = rows(state)
     ctx = MailContext(recipient=Recipient(NAMES[seat], f"p{seat}@players.test", language=language),  # type: ignore[arg-type]
                       detail=detail, game=game_context(SVC, game, seats, state, seat))  # type: ignore[arg-type]
