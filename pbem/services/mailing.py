@@ -46,7 +46,7 @@ from . import bot_names
 from .app import Services
 from .gamestore import current_state
 from .reading import READ_FROM_SUBJECT
-from .seat_knowledge import seat_facts, team_values
+from .seat_knowledge import SeatFacts, seat_facts, team_values
 from .talk import with_unseen_talk
 
 ERROR_KINDS = ("move_rejected", "request_rejected")
@@ -247,10 +247,10 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         call_choices=tuple(state.call_choices()) if state.phase == CALL and state.next_dealer == seat else (),
         may_decline=state.may_decline and seat in state.seats_to_pass(),
         declined=seat in state.declined,
-        **(turbo_view(state, seat) if rules.turbo else {}),
+        **(turbo_view(state, seat, facts) if rules.turbo else {}),
         booster_nines=rules.booster_nines,
-        trick_boosted=rules.booster_nines and state.trick_boosted,
-        boost_round=rules.booster_nines and state.boost_round,
+        trick_boosted=rules.booster_nines and facts.trick_boosted,
+        boost_round=rules.booster_nines and facts.boost_round,
     )
 
 
@@ -264,18 +264,18 @@ def charge_values(rules: Rules) -> tuple[tuple[str, int], ...]:
     return tuple((card, value(card)) for card in chargeable_cards(rules))
 
 
-def turbo_view(state: GameState, seat: int) -> dict[str, Any]:
-    """What ``seat`` may see of the charges (RULES.md §6.4): its own charge and choices; everyone's
-    once all have decided, never another seat's before."""
-    own = state.charges[seat] if state.charges else None  # () before this hand's charge phase
-    revealed = state.charges_revealed
+def turbo_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any]:
+    """What ``seat`` may see of the charges (RULES.md §6.4), from its facts
+    (:mod:`pbem.services.seat_knowledge`): its own charge and choices; everyone's once all have
+    decided, never another seat's before."""
+    own = facts.charges[seat] if facts.charges else None  # () before this hand's charge phase
     return {
         "turbo": True,
-        "charge_limit": state.charge_limit,
+        "charge_limit": facts.charge_limit,
         "charge_values": charge_values(state.rules),
-        "charge_choices": tuple(state.charge_choices(seat)) if state.phase == CHARGE else (),
+        "charge_choices": facts.charge_choices,
         "own_charge": None if own is None else tuple(own),
-        "charges": tuple(tuple(c or ()) for c in state.charges) if revealed else (),
+        "charges": tuple(tuple(c or ()) for c in facts.charges) if facts.charges_revealed else (),
         "suits_led": state.suits_led,
     }
 

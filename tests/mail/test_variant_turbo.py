@@ -202,7 +202,8 @@ def test_a_charged_card_held_back_is_named_on_its_holders_turn(composer) -> None
 
 @pytest.mark.parametrize(("code", "details", "english"), [
     ("NOT_CHARGEABLE", {"card": "KH", "choices": ["QS", "TC"]},
-     "K♥ cannot be charged: only A♥, Q♠, the bonus card and 10♣ can. You may charge Q♠ and 10♣, or nothing."),
+     "K♥ cannot be charged: only A♥, Q♠, the bonus card and 10♣ can. You may charge 1 card of Q♠ and 10♣, or "
+     "reply “charge none”."),
     ("TOO_MANY_CHARGES", {"limit": 1, "given": 2}, "In this game a player charges 1 card at most. Your reply named 2 cards."),
     ("ALREADY_CHARGED", {"seat": 1}, "You have already decided what to charge this hand"),
     ("DUPLICATE_CARD", {"card": "QS"}, "You named Q♠ more than once: name each card only once."),
