@@ -26,6 +26,9 @@ import re
 import time
 from collections import Counter
 from datetime import timedelta
+from email.message import Message
+from email.parser import BytesHeaderParser
+from email.policy import default
 from email.utils import make_msgid
 
 import pytest
@@ -56,6 +59,7 @@ P = [f"p{k}@players.test" for k in range(4)]
 SUB = "sub@players.test"
 STEP = timedelta(hours=12)
 MOVES_PER_STEP = 4  # at least the four passes of a new hand: nobody else waits 24 hours
+HEADERS = BytesHeaderParser(policy=default)
 
 
 def crlf(raw: bytes) -> bytes:
@@ -73,17 +77,25 @@ class World:
         self.rng = random.Random(30)
         self.ticks = 0
         self.elapsed = timedelta(0)
+        self._headers: dict[CapturedMessage, Message] = {}
 
     # -- looking -----------------------------------------------------------------------------
 
+    def headers(self, message: CapturedMessage) -> Message:
+        """The headers of a mail at the relay, parsed once: the test looks through every mail
+        many times, and a mail's bytes never change."""
+        if message not in self._headers:
+            self._headers[message] = HEADERS.parsebytes(message.raw)
+        return self._headers[message]
+
     def mails(self, to: str | None = None, kind: str | None = None) -> list[CapturedMessage]:
         return [m for m in self.pipe.sink.messages
-                if (to is None or to in m.rcpt_tos) and (kind is None or m.parsed()["X-Hearts-Kind"] == kind)]
+                if (to is None or to in m.rcpt_tos) and (kind is None or self.headers(m)["X-Hearts-Kind"] == kind)]
 
     def latest(self, to: str, kind: str | None = None) -> CapturedMessage:
         """The latest mail to ``to`` (of ``kind``; else the latest about the game, which a reply to
         the game must answer)."""
-        found = [m for m in self.mails(to, kind) if kind is not None or m.parsed()["X-Hearts-Seat"] is not None]
+        found = [m for m in self.mails(to, kind) if kind is not None or self.headers(m)["X-Hearts-Seat"] is not None]
         assert found, f"no {kind or 'mail'} for {to}"
         return found[-1]
 
@@ -132,8 +144,8 @@ class World:
     def move(self, address: str) -> None:
         """``address`` answers the decision the game waits for, from the mail that asked for it (the
         only one carrying ``X-Hearts-Decision``: reminders and news mails do not)."""
-        message = [m for m in self.mails(address) if m.parsed()["X-Hearts-Decision"] is not None][-1]
-        headers = message.parsed()
+        message = [m for m in self.mails(address) if self.headers(m)["X-Hearts-Decision"] is not None][-1]
+        headers = self.headers(message)
         hand = str(headers["X-Hearts-Hand"] or "").split()
         phase = str(headers["X-Hearts-Phase"])
         if phase == "pass":
@@ -170,7 +182,7 @@ class World:
         self.tick()
 
     def kinds(self) -> Counter:
-        return Counter((m.parsed()["X-Hearts-Kind"], m.rcpt_tos[0]) for m in self.pipe.sink.messages)
+        return Counter((self.headers(m)["X-Hearts-Kind"], m.rcpt_tos[0]) for m in self.pipe.sink.messages)
 
 
 @pytest.fixture
@@ -208,7 +220,7 @@ def test_a_game_across_thirty_days_with_deadlines_a_vacation_a_stand_in_and_a_su
     world.step()
     world.play()
     world.reply(world.latest(P[3], "stand_in"), "Sorry, I am back!")  # any mail takes the seat back
-    assert world.latest(P[3]).parsed()["X-Hearts-Kind"] == "seat_back"
+    assert world.headers(world.latest(P[3]))["X-Hearts-Kind"] == "seat_back"
     assert world.game().seats[3].stand_in is None
 
     # Day 4: p1 goes on vacation for five days; a computer player plays for them meanwhile.
@@ -261,7 +273,7 @@ def test_a_game_across_thirty_days_with_deadlines_a_vacation_a_stand_in_and_a_su
         assert set(session.scalars(select(InboundMessage.status))) == {InboundStatus.DONE}
         rows = list(session.scalars(select(OutboundMessage)))
     # Every outbox row was delivered, exactly once.
-    delivered = Counter(m.parsed()["Message-ID"] for m in world.pipe.sink.messages)
+    delivered = Counter(world.headers(m)["Message-ID"] for m in world.pipe.sink.messages)
     assert all(row.status == OutboundStatus.SENT for row in rows)
     assert delivered == Counter(row.message_id for row in rows)
     # The mails of the story went to exactly the right people, exactly as often.
