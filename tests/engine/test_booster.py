@@ -2,7 +2,9 @@
 the trick to 2n cards (the leader plays again, each follows suit if it can), a nine thrown on another
 suit does not, nor one in a trick that starts with one card in every hand; rule 5 over both rounds of
 a boosted first trick; the winner among all 2n cards; a hand of fewer tricks (a sun is every trick
-played); Turbo's charged cards in a boost round; snapshots and replays in the middle of a boost.
+played); a leader without the led suit in the boost round (a follow: rule 5, or any card, a heart
+before hearts are broken); the kitty taken by a boosted trick, and its exchange after one; Turbo's
+charged cards in a boost round; snapshots and replays in the middle of a boost.
 
 Expected values are worked out here from the rules and the cards played, not from the engine.
 """
@@ -15,13 +17,18 @@ import pytest
 
 from pbem.engine import (
     DEAL,
+    DISCARD,
     MOON,
     PLAY,
     ChargeCards,
     ChooseMoon,
     Deal,
+    DiscardKitty,
     GameState,
     HandScored,
+    HeartsBroken,
+    KittyDiscarded,
+    KittyTaken,
     Moon,
     MoonChoiceNeeded,
     PlayCard,
@@ -40,6 +47,7 @@ from pbem.engine import (
 )
 
 from .helpers import ALL_CARDS, assert_refused, cards, deck_for, play, play_logged, play_out, start, sweep_hands
+from .test_kitty import kitty_deck
 
 NINES = Rules.make("standard", booster_nines=True)
 
@@ -302,3 +310,90 @@ def test_a_logged_booster_game_replays_exactly():
     assert state.phase == DEAL and state.tricks_played == 10
     logged = [move_from_dict(json.loads(json.dumps(move_to_dict(m)))) for m in moves]
     assert replay(rules, logged) == state
+
+
+# -- the leader in the boost round, and the kitty ----------------------------------------------------------------
+
+# Seat 0's only club is the 2C it leads; seat 2's only diamond is the 9D it leads in trick 2.
+LEADER_DEAL = {
+    0: "2C 3D 6D 7D 8D 2S 2H 3H 4H 3S 4S 5S 6S",
+    1: "4C 6C 7C 9C 4D TD JD QD 5H 6H 7H 7S 8S",
+    2: "8C TC KC AC 9D 8H 9H TH JH QH KH AH 9S",
+    3: "3C 5C JC QC 2D 5D KD AD TS JS QS KS AS",
+}
+LEADER_1 = "2C 9C AC 3C 2S 4C KC 5C"  # 9C follows; seat 0, out of clubs, plays again under rule 5
+LEADER_2 = "9D 2D 3D 4D KH 5D 6D TD"  # 9D led; seat 2, out of diamonds, throws a heart; TD wins
+
+
+def test_a_leader_without_the_led_suit_in_the_boost_round_of_the_first_trick_keeps_to_rule_5():
+    state, events = play_logged(start(NINES, LEADER_DEAL), "2C 9C AC 3C")
+    assert [e for e in events if isinstance(e, TrickBoosted)] == [TrickBoosted(1, 1, "9C")]
+    # RULES.md §6.8: the boost round is a follow, the leader's card too: no club left, no penalty card
+    no_points = ["3D", "6D", "7D", "8D", "2S", "3S", "4S", "5S", "6S"]
+    assert state.to_move == 0 and state.boost_round and list(state.legal_cards()) == no_points
+    for card in ("2H", "4H"):
+        assert_refused(state, card, Reason.NO_POINTS_ON_FIRST_TRICK, card=card, legal=no_points)
+    state, events = play_logged(state, "2S 4C KC 5C")
+    # AC, from the first round, is still the best club of the eight; 2S (another suit) never wins
+    assert [e for e in events if isinstance(e, TrickWon)] == [TrickWon(1, 0, tuple(cards(LEADER_1)), 2, 0, True)]
+
+
+def test_a_leader_without_the_led_suit_in_the_boost_round_may_play_any_card_a_heart_before_hearts_are_broken():
+    state = play(start(NINES, LEADER_DEAL), LEADER_1)
+    assert state.to_move == 2 and not state.hearts_broken
+    assert state.legal_cards() == ("8C", "TC", "9D", "9S")  # a lead: no heart yet
+    state = play(state, "9D 2D 3D 4D")
+    assert state.to_move == 2 and state.boost_round
+    assert state.legal_cards() == state.hand(2) and "KH" in state.legal_cards()  # a follow: anything
+    state, events = play_logged(state, "KH")
+    assert [e for e in events if isinstance(e, HeartsBroken)] == [HeartsBroken(2, "KH")]
+    state, events = play_logged(state, "5D 6D TD")
+    assert [e for e in events if isinstance(e, TrickWon)] == [TrickWon(2, 2, tuple(cards(LEADER_2)), 1, 1, True)]
+    assert state.to_move == 1 and [len(state.hand(s)) for s in range(4)] == [9] * 4
+    # the rest of the hand: each trick of n or 2n cards, until every hand is empty
+    state, more = play_out(state)
+    won = [e for e in events + more if isinstance(e, TrickWon)]
+    boosts = [e for e in more if isinstance(e, TrickBoosted)]
+    assert sum(len(e.cards) for e in won) == 9 * 4 + 8
+    assert state.tricks_played == 2 + 9 - len(boosts) and state.phase == DEAL
+    assert sum(e.points for e in won) == 26 == sum(scored(more).points)
+
+
+# The same deal with four cards in the kitty (RULES.md §6.2 penalty: 12 each): KH, thrown in the boost
+# round of trick 2, is the first penalty card taken.
+KITTY = "4H 8S 9S AS"
+KITTY_DEAL = {s: " ".join(c for c in cards(h) if c not in cards(KITTY)) for s, h in LEADER_DEAL.items()}
+
+
+def test_a_penalty_card_in_the_boost_round_takes_the_kitty_with_the_trick():
+    rules = Rules.make("kitty", booster_nines=True)
+    state = new_game(rules).deal(kitty_deck(rules, KITTY, KITTY_DEAL), "hold")
+    state, events = play_logged(state, LEADER_1 + " " + LEADER_2)
+    assert [e for e in events if isinstance(e, KittyTaken)] == [KittyTaken(1, 2)]
+    assert state.kitty_taker == 1 and state.kitty_trick == 2
+    assert state.points == (0, 1 + 1, 0, 0)  # KH and the kitty's 4H
+    assert seat_view(state, 0)["points_taken"] == [0, 1, 0, 0]  # the kitty lies face down
+    assert [len(state.hand(s)) for s in range(4)] == [8] * 4
+    state, more = play_out(state)
+    won = [e for e in events + more if isinstance(e, TrickWon)]
+    assert sum(len(e.cards) for e in won) == 48 and state.phase == DEAL and not any(state.hands)
+    # the kitty's cards count: every penalty card in play is in somebody's tricks
+    assert sum(state.points) == 26 and sum(e.points for e in won) == 25
+
+
+def test_kitty_exchange_after_a_boosted_trick():
+    rules = Rules.make("kitty", booster_nines=True, kitty_exchange=True)
+    state = new_game(rules).deal(kitty_deck(rules, KITTY, KITTY_DEAL), "hold")
+    state = play(state, LEADER_1 + " " + LEADER_2)
+    # the taker holds the kitty and discards as many before the next lead (RULES.md §6.2, §6.8)
+    assert state.phase == DISCARD and state.kitty_taker == 1 and state.seats_to_act() == (1,)
+    assert [len(state.hand(s)) for s in range(4)] == [8, 12, 8, 8] and set(cards(KITTY)) <= set(state.hand(1))
+    discard = ("JD", "QD", "5H", "6H")
+    state, events = apply(state, DiscardKitty(1, discard))
+    assert events == (KittyDiscarded(1),)
+    assert state.phase == PLAY and state.to_move == 1 and [len(state.hand(s)) for s in range(4)] == [8] * 4
+    assert state.points[1] == 1 + 1 + 1  # KH and the two hearts discarded
+    state, more = play_out(state)
+    assert state.phase == DEAL and not any(state.hands)
+    assert sum(state.points) == 26
+    assert sum(len(e.cards) for e in more if isinstance(e, TrickWon)) == 32  # the rest of the 8 each

@@ -1,7 +1,8 @@
 """Dirty Nasty Filthy Hearts (RULES.md §6.7, §6.8) and ``moon=win`` from hand-built deals: the preset's
 values (every queen a penalty card, QH a queen, M = 77), rule 5 with the queens, the dealer's call before
-each deal, and a shooter who wins the game at once with that hand not added (with a sun, a team slam,
-the individual mode and Turbo too).
+each deal, no moon for every heart and QS without every queen, and a shooter who wins the game at once
+with that hand not added (with a sun, a team slam, the preset in team mode, the individual mode and
+Turbo too).
 
 Expected values are worked out here from the rules and the cards each seat took, not from the engine.
 """
@@ -243,3 +244,61 @@ def test_dnf_the_winner_goes_first_whatever_the_totals():
     others = sorted((s for s in range(4) if s != worst), key=lambda s: (totals[s], s))
     assert over == [GameOver((worst,), (worst, *others), totals)]
     assert state.winners == (worst,) and state.ranking() == (worst, *others)
+
+
+# Seat 0 holds every club but QC, and AS; seat 1's only club is QC, so it takes the opening trick and
+# leads 2S into seat 0's AS; seat 0 then leads its clubs and takes every other card.
+ALL_BUT_QC = {
+    0: "2C 3C 4C 5C 6C 7C 8C 9C TC JC KC AC AS",
+    1: "QC 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD 2S",
+    2: "KD 2H 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+    3: "AD 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+}
+
+
+def test_every_heart_and_qs_without_every_queen_is_no_moon():
+    # RULES.md §6.7: the penalty cards are the hearts and the four queens; seat 1 took QC
+    state, events = called_hand(new_game(DNF), ALL_BUT_QC)
+    state, more = play_logged(state, "2C QC KD AD 2S")
+    events += more
+    assert [e for e in more if isinstance(e, TrickWon)][0] == TrickWon(1, 0, ("2C", "QC", "KD", "AD"), 1, 13)
+    state, more = play_out(state)
+    events += more
+    taken: dict[int, list[str]] = {s: [] for s in range(4)}
+    for e in events:
+        if isinstance(e, TrickWon):
+            taken[e.winner] += e.cards
+    hearts = {c for c in ALL_CARDS if c[1] == "H"}
+    assert hearts | {"QS", "QD", "JD"} <= set(taken[0]) and taken[1] == cards("2C QC KD AD")
+    hs = scored(events)
+    assert hs.moon is None and state.phase == CALL and not state.winners
+    assert hs.points == (77 - 13 - 10, 13, 0, 0) and hs.totals == hs.points
+
+
+def test_dnf_in_team_mode_a_slam_wins_for_both_partners_whatever_the_team_totals():
+    rules = Rules.make("dnf", partnership="team")
+    for seed in range(50):
+        state = new_game(rules)
+        state, _ = apply(state, CallPass(3, (("across", 3),)))
+        state, _ = apply(state, Deal(shuffled_deck(rules, random.Random(seed))))
+        for seat in range(4):
+            state, _ = apply(state, PassCards(seat, state.hand(seat)[-3:]))
+        state, events = play_out(state)
+        teams = state.team_totals
+        if scored(events).moon is None and teams[0] != teams[1]:
+            break
+    else:
+        raise AssertionError("no hand without a slam in 50 seeds")
+    worse = teams.index(max(teams))  # the team with the higher (worse) total
+    shooter = worse + 2  # its second seat
+    totals = state.totals
+    state, _ = called_hand(state, sweep_hands(rules, shooter))
+    state, more = play_out(state)
+    hs = scored(more)
+    assert hs.moon == Moon(shooter, "moon", "win", True) and hs.moon.total == 77
+    assert hs.points == (0, 0, 0, 0) and hs.team_points == (0, 0)
+    assert hs.totals == totals == state.totals and hs.team_totals == teams
+    partners = (worse, worse + 2)
+    others = (1 - worse, 3 - worse)
+    assert [e for e in more if isinstance(e, GameOver)] == [GameOver(partners, partners + others, totals, teams)]
+    assert state.phase == OVER and state.winners == partners
