@@ -13,8 +13,11 @@ one team) holds the top cards and slams more often. At every step:
   a hand's worth, and a decliner holds just what it was dealt;
 - the penalty values taken (the kitty's included, charged values once the charges are revealed) add
   up, at each hand's end, to the moon total M (before the moon rule, the bonus card and the 10 of
-  clubs' factor); during the hand ``points`` are the values of ``taken``; with Turbo and no moon, a
-  hand score is (points + the bonus card's charged bonus) times 2 or 4 for the 10 of clubs' taker;
+  clubs' factor); during the hand ``points`` are the values of ``taken``; with Turbo the card values,
+  M, each trick's points and each seat's are worked out here from the rules' values and the charges
+  (QS doubled, every heart doubled with AH), and a hand score is the points (or the moon rule with that
+  M, nothing at all under ``moon=win``) plus the bonus card's charged bonus, times 2 or 4 for the 10 of
+  clubs' taker (its team's, in team mode);
 - the legal set of every decision is never empty: the dealer has calls (its default among them or
   ``hold``), each seat to pass holds enough cards (or may decline), a mix has its cards, each seat to
   charge holds a chargeable card, the seat to play has a legal card, the kitty's taker has cards to
@@ -23,7 +26,8 @@ one team) holds the top cards and slams more often. At every step:
   only card of that suit or when every legal card is such a card; ``suits_led`` are the suits that led
   the finished tricks; Booster Nines: a trick has 2n cards exactly when a nine of the led suit was among
   its first n and every hand held two cards or more when it started; each trick goes to the highest
-  card of the led suit; during the charge phase no seat's view shows another seat's charge;
+  card of the led suit; during the charge phase no seat's view shows another seat's charge, nor names
+  a card that seat does not hold or passed;
 - ``GameState.from_dict(state.to_dict())`` through JSON equals the state;
 - no seat's view shows another seat's hand, the kitty before that seat took it, or the cards to mix
   (but its own pass);
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -185,6 +190,8 @@ def check_state(state: GameState) -> None:
             assert set(state.hand(seat)) == set(dealt_cards[(seat - state.dealer - 1) % n::n])
     for seat in range(n):
         assert state.points[seat] == sum(t.values[i] for i in range(52) if state.taken[seat] >> i & 1)
+    if state.rules.turbo:
+        check_charged_values(state)
     # every decision has a legal choice
     if state.phase == "call":
         choices = state.call_choices()
@@ -201,6 +208,7 @@ def check_state(state: GameState) -> None:
         assert len(state.cards_to_mix) == n * t.pass_count + t.kitty_size
     elif state.phase == "charge":
         assert state.seats_to_charge() and state.seats_to_act() == state.seats_to_charge()
+        assert state.legal_cards() == () and state.to_move == -1 and not state.trick
         chargeable = set(chargeable_cards(state.rules))
         for seat in range(n):
             choices = state.charge_choices(seat)
@@ -233,6 +241,9 @@ def check_state(state: GameState) -> None:
             assert not [c for c in state.cards_to_mix if c not in own and c in text]
         if state.phase == "charge":
             assert all(c is None for s, c in enumerate(view["charges"]) if s != seat)
+            # nothing is played yet: every card the view names is one the seat holds or passed
+            own = set(state.hand(seat)) | {ALL_CARDS[c] for c in state.passes[seat] or ()}
+            assert set(CARD_TEXT.findall(json.dumps(view))) <= own
             assert view["to_act"] == ([seat] if seat in state.seats_to_charge() else [])
             assert view["charges"][seat] == (None if state.charges[seat] is None else list(state.charges[seat]))
         if state.kitty and state.kitty_taker != seat and state.phase not in ("deal", "call", "over"):
@@ -266,9 +277,84 @@ def check_charged_rule(state: GameState, legal) -> None:
         assert all(held_back(c) for c in legal), (legal, charged, state.suits_led)
 
 
+#: A card's name as the JSON of a view writes it.
+CARD_TEXT = re.compile(r'"([2-9TJQKA][CDHS])"')
+
+
+def charged_values(state: GameState) -> dict[str, int]:
+    """RULES.md §6.4, worked out from the rules' own values and the charges once revealed (before, the
+    rules' values): a charged QS doubles, a charged AH doubles every heart (QH as a queen too)."""
+    base = state.rules.table.values
+    values = {c: base[i] for i, c in enumerate(ALL_CARDS)}
+    charged = set(state.charged_cards) if state.charges_revealed else set()
+    if "QS" in charged:
+        values["QS"] *= 2
+    if "AH" in charged:
+        for c in ALL_CARDS:
+            if c[1] == "H":
+                values[c] *= 2
+    return values
+
+
+def check_charged_values(state: GameState) -> None:
+    """The hand's card values, M and the points taken are the charged ones (RULES.md §6.4)."""
+    values = charged_values(state)
+    assert all(state.card_value(c) == v for c, v in values.items())
+    in_play = [c for i, c in enumerate(ALL_CARDS) if state.t.deck_mask >> i & 1]
+    assert state.moon_total == sum(values[c] for c in in_play)
+    for seat in range(state.players):
+        assert state.points[seat] == sum(values[c] for c in cards_of(state.taken[seat]))
+
+
+def expected_turbo_points(state: GameState, hs: HandScored) -> tuple[int, ...] | None:
+    """RULES.md §6.4, §6.7, §6.8: the hand score from the charged values, in the order of §6.4: the
+    points (or the moon rule with M = the charged values in play, 2M for a sun; moon=win: nothing at
+    all), then the bonus card's bonus (doubled when charged), then the 10 of clubs' factor. None
+    where this does not work it out (individual mode, avoid_all_tricks_bonus)."""
+    rules = state.rules
+    n = rules.players
+    if rules.partnership == "individual" or rules.avoid_all_tricks_bonus:
+        return None
+    moon = hs.moon
+    if moon is not None and moon.scoring == "win":
+        return (0,) * n
+    values = charged_values(state)
+    m = sum(values[c] for i, c in enumerate(ALL_CARDS) if state.t.deck_mask >> i & 1)
+    if moon is not None:
+        m *= 2 if moon.kind == "sun" else 1
+        assert moon.total == m
+    charged = set(state.charged_cards)
+    took = [set(cards_of(state.taken[s])) for s in range(n)]
+    bonus = [rules.jd_bonus * (2 if rules.bonus_card in charged else 1) if rules.jd_bonus and
+             rules.bonus_card in took[s] else 0 for s in range(n)]
+    if rules.partnership == "team":
+        side = None if moon is None else moon.seat % 2
+        team = []
+        for k in (0, 1):
+            if moon is None:
+                score = state.points[k] + state.points[k + 2]
+            elif moon.scoring == "new":
+                score = -m if k == side else 0
+            else:
+                score = 0 if k == side else m
+            team.append(score + bonus[k] + bonus[k + 2])
+        points = [team[s % 2] for s in range(n)]
+    elif moon is None:
+        points = [state.points[s] + bonus[s] for s in range(n)]
+    elif moon.scoring == "new":
+        points = [(-m if s == moon.seat else 0) + bonus[s] for s in range(n)]
+    else:
+        points = [(0 if s == moon.seat else m) + bonus[s] for s in range(n)]
+    factors = [(4 if "TC" in charged else 2) if "TC" in took[s] else 1 for s in range(n)]
+    if rules.partnership == "team":
+        factors = [max(factors[s], factors[(s + 2) % 4]) for s in range(n)]
+    return tuple(p * f for p, f in zip(points, factors))
+
+
 def check_hand_scored(state: GameState, hs: HandScored) -> None:
     """RULES.md §6.4: without a moon, a seat's hand score is its points plus the bonus card's bonus
-    (doubled when charged), then times 2 for the 10 of clubs' taker, 4 if it was charged."""
+    (doubled when charged), then times 2 for the 10 of clubs' taker, 4 if it was charged; with one,
+    the moon rule first (see ``expected_turbo_points``)."""
     rules = state.rules
     n = rules.players
     charged = set(state.charged_cards)
@@ -278,6 +364,9 @@ def check_hand_scored(state: GameState, hs: HandScored) -> None:
     if rules.partnership == "team":
         factors = tuple(max(factors[s], factors[(s + 2) % 4]) for s in range(n))
     assert hs.multiplier == factors
+    expected_points = expected_turbo_points(state, hs)
+    if expected_points is not None:
+        assert hs.points == expected_points, (hs, state.charges)
     if hs.moon is not None or rules.partnership != "none" or rules.avoid_all_tricks_bonus:
         return
     bonus = rules.jd_bonus * (2 if rules.bonus_card in charged else 1)
@@ -305,6 +394,9 @@ def playout(rules: Rules, seed: int) -> None:
                 nine = "9" + e.cards[0][1]
                 boosted = rules.booster_nines and nine in e.cards[:n] and start_size >= 2
                 assert e.boosted == boosted and len(e.cards) == (2 * n if boosted else n)
+                if rules.turbo:  # the trick's points are its cards' charged values
+                    values = charged_values(state)
+                    assert e.points == sum(values[c] for c in e.cards)
                 led += e.cards[0][1]
             elif isinstance(e, HandScored) and rules.turbo:
                 check_hand_scored(state, e)
