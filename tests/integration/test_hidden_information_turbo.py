@@ -12,44 +12,19 @@ TC.  Once seat 0 decides too, every channel shows the charges by player.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from urllib.parse import urlparse
 
 import pytest
-from flask import Flask
 from flask.testing import FlaskClient
 
 from pbem.engine import CHARGE, PLAY, Rules
-from pbem.mail.links import game_link
 from pbem.services.app import Services
-from pbem.web import create_app
-from pbem.web.runtime import runtime
 from tests.engine.helpers import deck_for
 from tests.integration.mailplay import Mailbox, address, answer, new_game, parsed, prose_of, state_of
+from tests.integration.test_variant_views import client, db_url, page_html  # noqa: F401  (fixtures: SQLite)
 
 OPTIONS: dict[str, object] = dict(turbo=True, jd_bonus=-10, pass_cycle=("hold",), end_after_hands=1, tie="share")
 HANDS = {0: "AH", 1: "QS TC", 3: "JD"}
 CARD = re.compile(r"(?<![A-Za-z0-9])(?:10|[2-9TJQKA])[CDHS♣♦♥♠](?![A-Za-z])")  # a card named, not "UTC"
-
-
-@pytest.fixture
-def db_url(sqlite_migrated_url: str) -> str:
-    """This module's one database, SQLite (see the module's docstring)."""
-    return sqlite_migrated_url
-
-
-@pytest.fixture
-def client(svc: Services) -> Iterator[FlaskClient]:
-    app: Flask = create_app(svc.settings, clock=svc.clock)
-    yield app.test_client()
-    runtime(app).dispose()
-
-
-def page(client: FlaskClient, svc: Services, game_id: int, seat: int, replay: bool = False) -> str:
-    path = urlparse(game_link(svc.settings, game_id, seat)).path + ("/replay" if replay else "")
-    response = client.get(path)
-    assert response.status_code == 200
-    return re.sub(r"\s+", " ", response.get_data(as_text=True))
 
 
 def reply(svc: Services, box: Mailbox, seat: int, command: str) -> str:
@@ -59,7 +34,7 @@ def reply(svc: Services, box: Mailbox, seat: int, command: str) -> str:
 
 def seen_by(svc: Services, client: FlaskClient, box: Mailbox, game_id: int, seat: int) -> dict[str, str]:
     """What ``seat`` can read now: its game page, its replay, its status and history replies."""
-    return {"page": page(client, svc, game_id, seat), "replay": page(client, svc, game_id, seat, replay=True),
+    return {"page": page_html(svc, client, game_id, seat), "replay": page_html(svc, client, game_id, seat, replay=True),
             "status": reply(svc, box, seat, "status"), "history": reply(svc, box, seat, "history")}
 
 
@@ -89,7 +64,7 @@ def test_during_the_charge_phase_nobody_learns_another_charge_nor_who_is_still_t
     headers = hearts_headers(box.to(0))
     assert "QS" not in headers and "TC" not in headers, headers
     # Seat 1 sees its own charge on its page, and nobody else's.
-    own = page(client, svc, game_id, 1)
+    own = page_html(svc, client, game_id, 1)
     assert "You charged:" in own and "Charged cards:" not in own
     assert "The players are deciding which cards to charge." in own and "Waiting for" not in own
     # Seat 0 decides: the charges are revealed to everyone.
@@ -98,5 +73,5 @@ def test_during_the_charge_phase_nobody_learns_another_charge_nor_who_is_still_t
     state = state_of(svc, game_id)
     assert state.phase == PLAY and state.charges_revealed and state.charges[:2] == ((), ("QS",))
     for seat in (0, 1):
-        html = page(client, svc, game_id, seat)
+        html = page_html(svc, client, game_id, seat)
         assert re.search(r"Charged cards: Player 1: <span class=\"card black\">Q♠</span>;", html), seat
