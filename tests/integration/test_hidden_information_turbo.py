@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from flask.testing import FlaskClient
 
 from pbem.engine import CHARGE, PLAY, Rules
