@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    CheckConstraint,
     ForeignKey,
     Index,
     Integer,
@@ -436,3 +437,22 @@ class StrangerAnswer(Base):
     sent_at: Mapped[datetime]
 
     __table_args__ = (Index(None, "address", "sent_at"), Index(None, "sent_at"))
+
+
+class MailRetry(Base):
+    """A set-aside mail given a fresh set of attempts by the operator (``pbem mail retry``, README
+    "Operating pbem"): which mail (exactly one of the two ids), when, the attempts it had used and
+    what its record said before (``before``), since the mail's own row starts again from nothing."""
+
+    __tablename__ = "mail_retries"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound_messages.id", ondelete="CASCADE"),
+                                                   index=True)
+    outbound_id: Mapped[int | None] = mapped_column(ForeignKey("outbound_messages.id", ondelete="CASCADE"),
+                                                    index=True)
+    retried_at: Mapped[datetime]
+    attempts: Mapped[int]
+    before: Mapped[dict[str, Any] | None]
+
+    __table_args__ = (CheckConstraint("(inbound_id IS NULL) <> (outbound_id IS NULL)", name="one_mail"),)
