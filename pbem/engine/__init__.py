@@ -124,6 +124,7 @@ from .events import (
     PassCalled,
     PassesExchanged,
     TrickBoosted,
+    TrickCancelled,
     TrickWon,
     event_to_dict,
 )
@@ -145,6 +146,7 @@ from .moves import (
 )
 from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, PRESETS, TEAMS, Rules
 from .state import CALL, CHARGE, DEAL, DISCARD, MIX, MOON, OVER, PASS, PHASES, PLAY, GameState, new_game
+from .two_decks import TwoDeckState
 from .view import seat_view
 
 
@@ -174,10 +176,16 @@ def chargeable_cards(rules: Rules) -> tuple[str, ...]:
     return cards_of(rules.table.chargeable_mask)
 
 
-def trick_winner(cards: Sequence[str], leader: int, players: int) -> int:
-    """The seat that takes a complete trick led by ``leader``: the highest card of the led suit."""
+def trick_winner(cards: Sequence[str], leader: int, players: int) -> int | None:
+    """The seat that wins a complete trick led by ``leader``: the highest card of the led suit. With two
+    decks (RULES.md §6.6) identical cards cancel each other first, and when every card of the led suit
+    is cancelled the trick has no winner: None (it is carried, or, the last trick, goes to the winner of
+    the trick before it)."""
     led = cards[0][1]
-    best = max((k for k, c in enumerate(cards) if c[1] == led), key=lambda k: RANKS.index(cards[k][0]))
+    alive = [k for k, c in enumerate(cards) if c[1] == led and cards.count(c) == 1]
+    if not alive:
+        return None
+    best = max(alive, key=lambda k: RANKS.index(cards[k][0]))
     return (leader + best) % players
 
 
@@ -192,7 +200,7 @@ __all__ = [
     "IllegalMove", "InvalidRules", "Reason",
     "Event", "HandDealt", "PassCalled", "CardsPassed", "PassesExchanged", "CardPlayed", "HeartsBroken", "TrickWon",
     "KittyTaken", "KittyDiscarded", "MoonChoiceNeeded", "Moon", "HandScored", "GameOver", "event_to_dict",
-    "CardsCharged", "ChargesRevealed", "TrickBoosted",
+    "CardsCharged", "ChargesRevealed", "TrickBoosted", "TrickCancelled", "TwoDeckState",
     "Move", "Deal", "PassCards", "PlayCard", "ChooseMoon", "DiscardKitty", "CallPass", "DeclinePass", "MixCards",
     "ChargeCards",
     "apply", "move_to_dict", "move_from_dict",

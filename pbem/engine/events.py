@@ -66,6 +66,23 @@ class TrickWon:
     winner: int
     points: int
     boosted: bool = False  # RULES.md §6.5: ``cards`` holds both rounds, 2n cards, each round leader first
+    # RULES.md §6.6 (two decks): the cards of the cancelled tricks before it that go with it (``points``
+    # counts them too), and whether this trick itself had no winner (every card of the led suit
+    # cancelled): it is the hand's last trick and goes to ``winner``, who won the trick before it.
+    carried: tuple[str, ...] = ()
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class TrickCancelled:
+    """Cancellation (RULES.md §6.6): every card of the led suit in trick ``trick_no`` was cancelled by its
+    twin; the trick stays on the table (``points`` its penalty points), ``leader`` leads again, and its
+    cards go to the winner of the next trick (with any cancelled before it)."""
+
+    trick_no: int
+    leader: int
+    cards: tuple[str, ...]
+    points: int
 
 
 @dataclass(frozen=True)
@@ -149,7 +166,7 @@ class GameOver:
 
 
 Event = (HandDealt | PassCalled | CardsPassed | PassesExchanged | CardsCharged | ChargesRevealed | CardPlayed
-         | HeartsBroken | TrickBoosted | TrickWon | KittyTaken | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
+         | HeartsBroken | TrickBoosted | TrickWon | TrickCancelled | KittyTaken | KittyDiscarded | MoonChoiceNeeded | HandScored | GameOver)
 
 _NAMES = {
     HandDealt: "hand_dealt",
@@ -160,6 +177,7 @@ _NAMES = {
     HeartsBroken: "hearts_broken",
     TrickWon: "trick_won",
     TrickBoosted: "trick_boosted",
+    TrickCancelled: "trick_cancelled",
     CardsCharged: "cards_charged",
     ChargesRevealed: "charges_revealed",
     KittyTaken: "kitty_taken",

@@ -84,6 +84,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     "kitty": {"kitty": "penalty"},
     "turbo": {"turbo": True, "jd_bonus": -10},
     "turbo-nines": {"turbo": True, "jd_bonus": -10, "booster_nines": True},
+    # RULES.md §6.6, §6.8: two decks, the leftovers a kitty for the first trick's winner.
+    "cancellation": {
+        "decks": 2,
+        "players": 8,
+        "first_lead": "left_of_dealer",
+        "no_pts_on_first_trick": False,
+        "pass_cycle": ("left", "right"),
+    },
     "dnf": {
         "jd_bonus": -10,
         "qs_penalty": 26,
@@ -138,16 +146,23 @@ class Rules:
     turbo: bool = False
     charge_limit: int = 4
     booster_nines: bool = False
+    decks: int = 1
     preset: str = field(default="standard", compare=True)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.players, int) or not 3 <= self.players <= 7:
+        if self.decks not in (1, 2) or isinstance(self.decks, bool):
+            raise InvalidRules("BAD_CHOICE", option="decks", value=self.decks, choices=[1, 2])
+        if self.decks == 2:
+            # RULES.md §6.6, §6.8: two decks only with 6 to 10 players.
+            if not isinstance(self.players, int) or not 6 <= self.players <= 10:
+                raise InvalidRules("TWO_DECKS_NEED_PLAYERS", players=self.players, allowed=[6, 10])
+        elif not isinstance(self.players, int) or not 3 <= self.players <= 7:
             raise InvalidRules("BAD_PLAYERS", players=self.players)
         removed = self.removed_cards
         if removed is None:
-            # RULES.md §6.8: a kitty replaces §4's removed cards.
-            removed = () if self.kitty != "none" else REMOVED_BY_PLAYERS[self.players]
+            # RULES.md §6.8: a kitty replaces §4's removed cards; with two decks nothing is removed.
+            removed = () if self.kitty != "none" or self.decks == 2 else REMOVED_BY_PLAYERS[self.players]
         set_(self, "removed_cards", tuple(sorted({_card(c, "removed_cards") for c in removed}, key=CARD_INDEX.get)))
         cycle = self.pass_cycle if self.pass_cycle is not None else default_pass_cycle(self.players)
         if isinstance(cycle, str):
@@ -249,9 +264,11 @@ def _preset_deck_and_cycle(preset: str, players: Any) -> tuple[tuple[str, ...] |
     """The ``removed_cards`` and ``pass_cycle`` that ``Rules.make(preset, players=players)`` gives
     (as the rules store them), or None where ``players`` is not a valid count (then the rules refuse
     it)."""
+    options = PRESETS.get(preset, {})
+    if options.get("decks") == 2 and isinstance(players, int) and 6 <= players <= 10:
+        return (), tuple(options.get("pass_cycle", default_pass_cycle(players)))
     if not isinstance(players, int) or players not in REMOVED_BY_PLAYERS:
         return None, None
-    options = PRESETS.get(preset, {})
     removed = _PRESET_REMOVED.get(preset, {}).get(players, options.get("removed_cards", REMOVED_BY_PLAYERS[players]))
     cycle = options.get("pass_cycle", default_pass_cycle(players))
     return tuple(sorted((canonical(c) for c in set(removed)), key=CARD_INDEX.get)), tuple(cycle)
@@ -315,6 +332,8 @@ def _validate(r: Rules) -> "Table":
         raise InvalidRules("PARTNERSHIP_NEEDS_FOUR_PLAYERS", players=n)
     if r.pass_to_partner and r.partnership == "none":
         raise InvalidRules("PASS_TO_PARTNER_NEEDS_PARTNERSHIP")
+    if r.decks == 2:
+        _check_two_decks(r)
     kitty_size = 0
     if r.kitty != "none":
         allowed = KITTY_PLAYERS[r.kitty]
@@ -325,7 +344,9 @@ def _validate(r: Rules) -> "Table":
         kitty_size = 4 if r.kitty == "penalty" else 52 % n
     elif r.kitty_exchange:
         raise InvalidRules("KITTY_EXCHANGE_NEEDS_KITTY")
-    in_play = 52 - len(r.removed_cards or ()) - kitty_size
+    if r.decks == 2:
+        kitty_size = 104 % n  # RULES.md §6.6: the leftovers of the deal
+    in_play = 52 * r.decks - len(r.removed_cards or ()) - kitty_size
     if in_play % n:
         raise InvalidRules("DECK_DOES_NOT_DIVIDE", cards=in_play, players=n)
     hand_size = in_play // n
@@ -384,6 +405,26 @@ def _validate(r: Rules) -> "Table":
     return t
 
 
+#: RULES.md §6.6, §6.8: what two decks cannot be played with, by option and the value that is refused
+#: (``None``: any value other than the default). Two copies of a card make these ambiguous: whose 2C
+#: leads, which copy was charged or boosts, a mix or a forwarded pass of two identical cards.
+_NOT_WITH_TWO_DECKS: tuple[tuple[str, Any], ...] = (
+    ("first_lead", "two_of_clubs"), ("first_lead", "any_club"), ("turbo", True), ("booster_nines", True),
+    ("kitty_exchange", True), ("pass_optional", True), ("dealer_calls_pass", True), ("removed_cards", None),
+)
+
+
+def _check_two_decks(r: Rules) -> None:
+    """Refuse the options that do not work with two decks (RULES.md §6.6, §6.8)."""
+    for option, value in _NOT_WITH_TWO_DECKS:
+        given = getattr(r, option)
+        if (given if value is None else given == value):
+            raise InvalidRules("NOT_WITH_TWO_DECKS", option=option,
+                               value=list(given) if isinstance(given, tuple) else given)
+    if "mix" in (r.pass_cycle or ()):
+        raise InvalidRules("NOT_WITH_TWO_DECKS", option="pass_cycle", value="mix")
+
+
 class Table:
     """What play needs, worked out once from a :class:`Rules` (masks and tuples by card index)."""
 
@@ -393,11 +434,16 @@ class Table:
         for c in r.removed_cards or ():
             removed |= 1 << CARD_INDEX[c]
         self.deck_mask = FULL_DECK & ~removed
-        self.deck_size = self.deck_mask.bit_count()
-        self.deck_cards = tuple(c for i, c in enumerate(CARD_NAMES) if self.deck_mask >> i & 1)
+        # RULES.md §6.6: with two decks every card of deck_mask is in play twice.
+        self.decks = r.decks
+        self.two_decks = r.decks == 2
+        self.deck_size = self.deck_mask.bit_count() * r.decks
+        self.deck_cards = tuple(c for i, c in enumerate(CARD_NAMES) if self.deck_mask >> i & 1 for _ in range(r.decks))
         # RULES.md §6.2: the kitty is the first kitty_size cards of the deck, in play but not dealt.
-        self.kitty_form = r.kitty
-        self.kitty_size = 0 if r.kitty == "none" else 4 if r.kitty == "penalty" else 52 % r.players
+        # With two decks (§6.6) the deal's leftovers are a kitty for the first trick's winner.
+        self.kitty_form = "first_trick" if self.two_decks else r.kitty
+        self.kitty_size = (104 % r.players if self.two_decks else 0 if r.kitty == "none"
+                           else 4 if r.kitty == "penalty" else 52 % r.players)
         self.kitty_exchange = r.kitty_exchange
         self.hand_size = (self.deck_size - self.kitty_size) // r.players
         extra = dict(r.extra_penalties)
@@ -414,7 +460,7 @@ class Table:
             values.append(v if self.deck_mask >> i & 1 else 0)
         self.values: tuple[int, ...] = tuple(values)
         self.penalty_mask = sum(1 << i for i, v in enumerate(values) if v > 0)
-        self.moon_total = sum(values)
+        self.moon_total = sum(values) * r.decks  # RULES.md §6.6: M is both decks' values
         self.bonus = r.jd_bonus
         self.bonus_bit = (1 << CARD_INDEX[r.bonus_card]) if r.jd_bonus else 0
         clubs = self.deck_mask & CLUBS_MASK

@@ -91,6 +91,9 @@ class _Variant(NamedTuple):
 
 
 _NO_VARIANT = _Variant(0, -1, 0, 0, (-1, -1))
+#: The state class of a game with two decks (RULES.md §6.6): ``pbem.engine.two_decks`` builds on this
+#: module and registers it here, so that ``new_game`` and ``GameState.from_dict`` make the right kind.
+TWO_DECK_STATE: list[type["GameState"]] = []
 #: ``passes[seat]`` of a seat that declined to pass (``pass_optional``, RULES.md §6.3).
 DECLINED: tuple[int, ...] = ()
 
@@ -124,7 +127,9 @@ class GameState:
 
     @classmethod
     def new(cls, rules: Rules) -> "GameState":
-        """A game before its first deal."""
+        """A game before its first deal (with two decks, RULES.md §6.6, a ``TwoDeckState``)."""
+        if rules.decks == 2 and cls is GameState:
+            return TWO_DECK_STATE[0].new(rules)
         n = rules.players
         zeros = (0,) * n
         s = object.__new__(cls)
@@ -140,7 +145,7 @@ class GameState:
         return s
 
     def _copy(self) -> "GameState":
-        s = _new_object(GameState)
+        s = _new_object(self.__class__)
         s.t = self.t
         s.phase = self.phase
         s._hands = self._hands
@@ -251,6 +256,37 @@ class GameState:
         lost = sum(values[i] for i in range(52) if hidden >> i & 1)
         taker = self._h.v.kitty_taker
         return tuple(p - lost if seat == taker else p for seat, p in enumerate(self.points))
+
+    # -- cards with their copies (RULES.md §6.6: two decks) ---------------------------------------
+
+    @property
+    def decks(self) -> int:
+        """How many 52-card decks are in play: 1, or 2 (Cancellation, RULES.md §6.6)."""
+        return self.t.decks
+
+    def doubles(self, seat: int) -> int:
+        """The mask of the cards ``seat`` holds two of (two decks, RULES.md §6.6); 0 with one deck.
+        ``hand_mask`` has one bit per card held, whatever its copies."""
+        return 0
+
+    def taken_cards(self) -> tuple[tuple[str, ...], ...]:
+        """By seat, the cards it has taken this hand, a card taken twice named twice (two decks)."""
+        return tuple(cards_of(m) for m in self.taken)
+
+    def public_taken_cards(self) -> tuple[tuple[str, ...], ...]:
+        """``taken_cards`` as the whole table knows them: the face-down kitty cards left out."""
+        return tuple(cards_of(m) for m in self.public_taken())
+
+    def received_cards(self, seat: int) -> tuple[str, ...]:
+        """The cards passed to ``seat`` this hand, once the passes are exchanged (a card received
+        twice named twice)."""
+        return cards_of(self._h.received[seat])
+
+    @property
+    def carried(self) -> tuple[str, ...]:
+        """Cancellation (RULES.md §6.6): the cards of the cancelled tricks lying on the table, to go to
+        the next trick's winner, in play order; ``()`` with one deck."""
+        return ()
 
     # -- RULES.md §6.3 passing variants ----------------------------------------------------------
 
@@ -1159,10 +1195,9 @@ class GameState:
             for seat in range(t.players):
                 if k.tricks_won >> 8 * seat & 0xFF == k.tricks_played:
                     shooter = (seat, "sun")
-        pen = t.penalty_mask
-        if shooter is None and t.moon != "none" and pen:
+        if shooter is None and t.moon != "none" and t.penalty_mask:
             for seat in range(t.players):
-                if k.taken >> 52 * seat & pen == pen:
+                if self._took_every_penalty_card(seat):
                     shooter = (seat, "moon")
         if shooter is None:
             self._score(None, out)
@@ -1177,6 +1212,15 @@ class GameState:
             self._score(self._moon(shooter, self._safety_choice(shooter)), out)
         else:
             self._score(self._moon(shooter, t.moon), out)
+
+    def _took_every_penalty_card(self, seat: int) -> bool:
+        """Whether ``seat`` took every penalty card in play this hand (rule 8)."""
+        pen = self.t.penalty_mask
+        return self._k.taken >> 52 * seat & pen == pen
+
+    def _bonus_copies(self, seat: int) -> int:
+        """How many bonus cards ``seat`` took this hand (RULES.md §3 ``jd_bonus``; two with two decks)."""
+        return 1 if self._k.taken >> 52 * seat & self.t.bonus_bit else 0
 
     def _team_slam(self) -> tuple[int, str] | None:
         """Team mode (RULES.md §6.1, §6.8): a team that took every trick (``sun``) or every penalty
@@ -1259,10 +1303,8 @@ class GameState:
                 if t.individual and t.partner_spared:
                     points[(moon.seat + 2) % 4] = 0  # RULES.md §6.1 partner_moon=spared
         if t.bonus_bit:
-            taken = self._k.taken
             for seat in range(n):
-                if taken >> 52 * seat & t.bonus_bit:
-                    points[seat] += t.bonus
+                points[seat] += t.bonus * self._bonus_copies(seat)
         return tuple(points)
 
     def _team_hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
@@ -1375,15 +1417,15 @@ class GameState:
             "dealer": self.dealer,
             "pass_direction": self.pass_direction,
             "deck": list(self.deck),
-            "hands": [list(cards_of(m)) for m in self.hands],
+            "hands": [list(self.hand(seat)) for seat in range(self.t.players)],
             "passes": [None if p is None else "declined" if not p else [names[i] for i in p] for p in self.passes],
-            "received": [list(cards_of(m)) for m in self.received],
+            "received": [list(self.received_cards(seat)) for seat in range(self.t.players)],
             "trick": [names[i] for i in self.trick],
             "leader": self.leader,
             "to_move": self.to_move,
             "tricks_played": self.tricks_played,
             "hearts_broken": self.hearts_broken,
-            "taken": [list(cards_of(m)) for m in self.taken],
+            "taken": [list(cards) for cards in self.taken_cards()],
             "points": list(self.points),
             "tricks_won": list(self.tricks_won),
             "last_trick": None if self.last_trick is None else {
@@ -1488,7 +1530,11 @@ class GameState:
             last_trick=None if lt is None else (
                 lt["leader"], tuple(CARD_INDEX[c] for c in lt["cards"]), lt["winner"], lt["points"]),
         )
+        s._read_copies(d)
         return s
+
+    def _read_copies(self, d: dict[str, Any]) -> None:
+        """``from_dict``'s last step: with two decks, the second copies (see ``TwoDeckState``)."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):

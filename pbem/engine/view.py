@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import CARD_NAMES, cards_of
+from .cards import CARD_NAMES
 from .state import CALL, CHARGE, DEAL, MOON, OVER, PASS, PLAY, GameState
 
 
@@ -30,7 +30,7 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
     # other seats learn only who took it, until the hand is scored.
     taker = state.kitty_taker
     hide = 0 if taker == seat or state.phase in (CALL, DEAL, OVER) else state.face_down_mask()
-    taken = state.public_taken() if hide else state.taken
+    taken = state.public_taken_cards() if hide else state.taken_cards()
     points_taken = state.public_points() if hide else state.points_taken()
     view: dict[str, Any] = {
         "seat": seat,
@@ -42,7 +42,7 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "pass_count": state.t.pass_count,
         "hand": list(state.hand(seat)),
         "passed": None if own_pass is None else [names[i] for i in own_pass],  # [] when it declined
-        "received": list(cards_of(state.received[seat])) if state.phase != PASS else None,
+        "received": list(state.received_cards(seat)) if state.phase != PASS else None,
         "waiting_for_pass": list(state.seats_to_pass()),
         "trick": [[s, c] for s, c in state.trick_cards()],
         "leader": state.leader,
@@ -51,7 +51,7 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         "legal": list(state.legal_cards()) if state.phase == PLAY and state.to_move == seat else [],
         "tricks_played": state.tricks_played,
         "hearts_broken": state.hearts_broken,
-        "taken": [list(cards_of(m)) for m in taken],
+        "taken": [list(cards) for cards in taken],
         "tricks_won": list(state.tricks_won),
         "points_taken": list(points_taken),
         "last_trick": None if lt is None else {
@@ -98,5 +98,8 @@ def seat_view(state: GameState, seat: int) -> dict[str, Any]:
         # RULES.md §6.5
         "trick_boosted": state.trick_boosted,
         "boost_round": state.boost_round,
+        # RULES.md §6.6: two decks; the cancelled tricks' cards on the table are seen by all
+        "decks": state.decks,
+        "carried": list(state.carried),
     }
     return view

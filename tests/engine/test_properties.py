@@ -67,7 +67,7 @@ CARD_SET = frozenset(ALL_CARDS)
 def _preset_cases() -> list[Any]:
     cases = []
     for preset in sorted(PRESETS):
-        if {"partnership", "kitty", "turbo", "dealer_calls_pass"} & set(PRESETS[preset]):
+        if {"partnership", "kitty", "turbo", "dealer_calls_pass", "decks"} & set(PRESETS[preset]):
             continue  # the §6 variants' shadow is in test_variant_properties.py
         for players in range(3, 8):
             try:
