@@ -3,9 +3,10 @@
 Its commands call the services (and start the other fronts); they queue work only through
 ``workers.queueing``. One module per area of commands:
 
-- ``game``: ``pbem game …``, the operator's games (new, show, check, pause, resume, abort, extend,
-  replace, tick);
-- ``mail``: ``pbem mail inject``;
+- ``game``: ``pbem game …``, the operator's games (new, list, show, check, pause, resume, abort,
+  extend, replace, tick);
+- ``mail``: ``pbem mail inject|list|show|retry``;
+- ``player``: ``pbem player export|forget`` (a player's data);
 - ``db``: ``pbem db upgrade|current``;
 - ``run``: the running processes ``pbem serve``, ``smtp``, ``worker``, ``beat``;
 - ``web``: ``pbem web`` (gunicorn);
@@ -20,13 +21,13 @@ from __future__ import annotations
 import click
 
 from pbem import __version__
-from pbem.cli import bench, db, game, mail, run, sim, web
+from pbem.cli import bench, db, game, mail, player, run, sim, web
 
 __all__ = ["main"]
 
 
-@click.group(commands=[bench.bench, db.db, game.game, mail.mail, run.beat, run.serve, run.smtp, run.worker,
-                       sim.simulate, web.web])
+@click.group(commands=[bench.bench, db.db, game.game, mail.mail, player.player, run.beat, run.serve, run.smtp,
+                       run.worker, sim.simulate, web.web])
 @click.version_option(__version__, prog_name="pbem")
 def main() -> None:
     """pbem: Hearts by email.  Configuration comes from PBEM_* environment variables."""

@@ -7,7 +7,8 @@ operator vouches for them), a preset, option overrides and bots written as in a 
 happens when it does not (``--deadline``, ``--weekends``, ``--grace``, ``--reminder``, ``--policy``),
 and optionally a seed (every deal reproducible) or an explicit deck for the first deal (duplicate
 games: the same deals at several tables). ``pbem game show`` prints a game's state; ``pbem game
-check`` replays the move log and compares it with the cached snapshot.
+check`` replays the move log and compares it with the cached snapshot; ``pbem game list`` lists the
+games (by status, player, idle time: :mod:`pbem.services.operator_games`).
 
 The operator may also do what a game's creator does by mail (the README's "Playing by mail", under
 **Time**): ``pbem game pause|resume|abort GAME``, ``pbem game extend GAME [--seat S] [--hours H]``,
@@ -24,11 +25,13 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 import click
 from kombu.exceptions import KombuError
 
+from pbem.cli.output import ago, as_json, table, when
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
 from pbem.db import migrate
@@ -37,9 +40,11 @@ from pbem.mail.reading.clean import MAX_NAME_CHARS, clean_display_name, is_mail_
 from pbem.services.app import Services
 from pbem.services.creator import (CreatorRefused, abort_game, extend_deadline, find_seat, pause_game,
                                    replace_player, resume_game)
+from pbem.services.deadlines import duration_hours
 from pbem.services.gamestore import GameNotFound, load_game, snapshot_agrees
 from pbem.services.games import SeatSpec
 from pbem.services.operator import OperatorRefused, make_rules, make_timing, seat_bots, start_new_game
+from pbem.services.operator_games import GAME_STATUSES, list_games
 from pbem.services.table import sorted_seats
 from pbem.services.tick import tick
 from workers import make_celery
@@ -186,6 +191,45 @@ def show(settings: Settings, game_id: int) -> None:
                                "seats": [{"seat": s.seat, "player": s.player.address if s.player else None,
                                           "bot": s.bot, "status": str(s.status)} for s in row.seats],
                                "state": row.snapshot}, indent=2))
+
+
+def _idle(text: str | None) -> timedelta | None:
+    if text is None:
+        return None
+    hours = duration_hours(text)
+    if hours is None:
+        raise click.BadParameter(f"{text!r}: a duration such as 12h, 2d, 1w (a bare number is hours)",
+                                 param_hint="--idle")
+    return timedelta(hours=hours)
+
+
+@game.command("list")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(GAME_STATUSES),
+              help="only games with this status (repeat)")
+@click.option("--player", default=None, metavar="ADDRESS", help="only games with this address at a seat")
+@click.option("--idle", default=None, metavar="DURATION",
+              help="only games with no move for at least this long: 12h, 2d, 1w")
+@click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True)
+@click.option("--json", "as_json_output", is_flag=True, help="JSON instead of a table")
+@pass_settings
+def list_command(settings: Settings, statuses: tuple[str, ...], player: str | None, idle: str | None, limit: int,
+                 as_json_output: bool) -> None:
+    """The games, in id order: rules, players, status, phase and hand, whom they wait for, and
+    their last move."""
+    idle_for = _idle(idle)
+    require_migrated(settings)
+    with Services.from_settings(settings) as svc:
+        rows = list_games(svc, statuses=statuses, player=player, idle=idle_for, limit=limit)
+    if as_json_output:
+        click.echo(as_json([r.as_json() for r in rows]))
+        return
+    if not rows:
+        click.echo("no game")
+        return
+    click.echo(table(["ID", "RULES", "PLAYERS", "STATUS", "HAND", "WAITING FOR", "LAST MOVE (UTC)", "IDLE"], [
+        [str(r.id), r.preset, ", ".join(r.players), r.status + (f"/{r.phase}" if r.phase else ""),
+         str(r.hand or "-"), ", ".join(r.waiting_for) or "-", when(r.last_move), ago(r.idle)] for r in rows],
+        widest=60))
 
 
 @game.command("check")
