@@ -98,6 +98,17 @@ preset, §6.7): a shooter wins the game at once::
     [e for e in events if isinstance(e, TrickBoosted)]                # TrickBoosted(trick_no, seat, card)
     rules = Rules.make("dnf")                                         # M = 77, the dealer calls the pass
     state, events = play_hand(new_game(rules), random.Random(7))
+
+Cancellation Hearts (RULES.md §6.6): two decks (``decks=2``), 6 to 10 players, every card twice. ``hand``
+names a card held twice twice (``doubles(seat)`` is their mask); ``legal_cards`` names each card once and
+playing it plays one copy. Identical cards in a trick cancel each other; a trick whose every led-suit card
+is cancelled stays on the table (``TrickCancelled``, ``state.carried``) for the next trick's winner::
+
+    six = Rules.make("cancellation", players=6)                 # 17 cards each, 2 left over for a kitty
+    played, events = play_hand(new_game(six), random.Random(19))
+    cancelled = [e for e in events if isinstance(e, TrickCancelled)][0]   # trick 15: both TS cancel
+    carried = [e for e in events if isinstance(e, TrickWon) and e.carried][0]  # trick 16 takes them too
+    played.taken_cards()                                        # by seat, with copies; M = 52
 """
 
 from __future__ import annotations

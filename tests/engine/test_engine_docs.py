@@ -17,6 +17,7 @@ from pbem.engine import (
     PassCalled,
     PassesExchanged,
     TrickBoosted,
+    TrickCancelled,
     TrickWon,
 )
 
@@ -145,3 +146,12 @@ def test_the_documented_example_variables_are_what_the_comments_say():
     assert ns["scored"].multiplier == (1, 1, 1, 4) and "TC" in ns["shown"][0]
     assert ns["scored"].charged == ns["shown"]
     assert engine.new_game(ns["rules"]).call_choices()[:2] == ((("left", 3),), (("left", 2), ("right", 1)))
+
+
+def test_the_module_docs_play_cancellation():
+    ns = run_examples()
+    cancelled, carried = ns["cancelled"], ns["carried"]
+    assert isinstance(cancelled, TrickCancelled) and carried.trick_no == cancelled.trick_no + 1
+    assert carried.carried == cancelled.cards
+    assert sum(map(len, ns["played"].taken_cards())) == 104 and ns["six"].table.moon_total == 52
+

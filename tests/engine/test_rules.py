@@ -39,6 +39,8 @@ PRESET_CHANGES = {
     "turbo-nines": {"turbo": True, "jd_bonus": -10, "booster_nines": True},
     "dnf": {"jd_bonus": -10, "qs_penalty": 26, "extra_penalties": (("QC", 13), ("QD", 13), ("QH", 13)),
             "target": 300, "dealer_calls_pass": True, "moon": "win"},
+    "cancellation": {"decks": 2, "players": 8, "first_lead": "left_of_dealer", "no_pts_on_first_trick": False,
+                     "pass_cycle": ("left", "right")},
 }
 
 
