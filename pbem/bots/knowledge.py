@@ -20,6 +20,13 @@ must agree with everything the seat knows, or the search learns from impossible 
   ``kitty_exchange``, the taker's: in its hand or its discards); a charged card played to the first
   trick led in its suit (led, or followed) was the only card of that suit its holder had, beside
   other charged ones (otherwise another card of the suit was legal and the charged one was not);
+- Cancellation (RULES.md §6.6): two decks, so every card is in play twice and a seat may hold both
+  copies. :class:`Knowledge` then says which cards are unseen twice (``unseen2``) and which a seat
+  surely holds twice (``known2``); a passed card is in its receiver's hand as often as it was passed,
+  less the copies of it played since (by the receiver, when every trick is known; by anyone, else);
+  the opening lead of a hand says nothing (it is unrestricted); the leftovers are a kitty of the first
+  trick's winner, unseen until taken (nothing passed is in it: it was set aside at the deal).
+  :func:`sample_two_deck_world` deals each unseen copy;
 - with a kitty (RULES.md §6.2) the unseen cards are in the other hands AND in a hidden *pile* of
   exactly the kitty's size: the kitty on the table, or in another seat's tricks (its cards, or with
   ``kitty_exchange`` the taker's discards). Cards passed before play cannot be in a kitty set aside
@@ -69,10 +76,17 @@ class Knowledge:
     pile_known: int = 0
     pile_allowed: int = 0
     pile_owner: int | None = None
+    #: Two decks (RULES.md §6.6): the cards both copies of which are unseen, and by seat the cards
+    #: it surely holds twice (``known`` has the cards it surely holds at least once).
+    decks: int = 1
+    unseen2: int = 0
+    known2: tuple[int, ...] = ()
 
 
 def infer(view: BotView) -> Knowledge:
     """What ``view``'s seat knows about where every unseen card is."""
+    if view.decks == 2:
+        return _infer_two_decks(view)
     t = view.table
     n = t.players
     me = view.seat
@@ -200,7 +214,8 @@ def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], fir
             broken = next_broken
             continue
         if k == 0:
-            if not (first and t.first_lead != "left_of_dealer"):
+            # The first lead is restricted by first_lead, and by nothing with two decks (RULES.md §6.8).
+            if not (first and (t.first_lead != "left_of_dealer" or t.two_decks)):
                 if first and t.no_pts_first and bit & penalty:
                     allowed[seat] &= penalty
                 if t.must_break and not broken:
@@ -238,6 +253,185 @@ def _infer_charged(t, allowed: list[int], leader: int, cards: tuple[int, ...], c
         seat = (leader + k) % n
         if seat != me and seat != skip:
             allowed[seat] &= ~(suit & ~charged)
+
+
+def _infer_two_decks(view: BotView) -> Knowledge:
+    """:func:`infer` with two decks (RULES.md §6.6; see the module docstring). Every option two decks
+    refuse (a kitty to exchange, charges, boosts, a mix, declining) is left out."""
+    t = view.table
+    n = t.players
+    me = view.seat
+    unseen = view.unseen
+    unseen2 = view.unseen2
+    allowed = [unseen] * n
+    allowed[me] = view.hand
+    known = [0] * n
+    known2 = [0] * n
+    known[me], known2[me] = view.hand, view.doubles
+    if view.phase in ("play", "moon"):
+        counts = [view.cards_held(s) for s in range(n)]
+    else:
+        counts = [view.hand_count if s == me else t.hand_size for s in range(n)]
+    pile = view.hidden_kitty
+    owner = view.kitty_taker if pile else None
+    tricks = list(view.tricks)
+    if view.trick:
+        tricks.append((view.leader, view.trick))
+    # The copies of each card played, by seat when every trick is known (else by anyone).
+    by_seat: list[dict[int, int]] | None = None
+    if view.tricks_complete:
+        by_seat = [{} for _ in range(n)]
+        for leader, cards in tricks:
+            for k, c in enumerate(cards):
+                d = by_seat[(leader + k) % n]
+                d[c] = d.get(c, 0) + 1
+    played, played2 = view.played, view.played2
+    if view.passed and view.phase != "pass" and view.targets_known:
+        sent: dict[tuple[int, int], int] = {}
+        for card, to in zip(view.passed, view.pass_targets()):
+            sent[card, to] = sent.get((card, to), 0) + 1
+        for (card, to), copies in sent.items():
+            if by_seat is not None:
+                gone = by_seat[to].get(card, 0)
+            else:
+                gone = 2 if played2 >> card & 1 else 1 if played >> card & 1 else 0
+            left = copies - gone
+            if left >= 1:
+                known[to] |= 1 << card
+            if left >= 2:
+                known2[to] |= 1 << card
+    first_no = view.tricks_played - len(view.tricks)
+    # Hearts broken before each trick: from the tricks themselves (before the oldest one known, if it
+    # is not the hand's first: broken unless hearts are not broken now, which says nothing).
+    broken = view.hearts_broken if first_no else False
+    for k, (leader, cards) in enumerate(tricks):
+        _infer_trick(t, allowed, leader, cards, first_no + k == 0, broken, me)
+        for c in cards:
+            if 1 << c & HEARTS_MASK or (c == QS and t.qs_breaks):
+                broken = True
+    for s in range(n):
+        if s != me:
+            allowed[s] = (allowed[s] | known[s]) & (unseen | known[s])
+            known2[s] &= unseen2
+    return Knowledge(me, tuple(known), tuple(allowed), tuple(counts), unseen, pile, 0,
+                     unseen, owner, 2, unseen2, tuple(known2))
+
+
+def sample_two_deck_world(knowledge: Knowledge, rng: random.Random,
+                          tries: int = 20) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """Two decks (RULES.md §6.6): a deal of every unseen copy to the other seats and the hidden pile
+    that agrees with ``knowledge``: (hand masks by seat, by seat the cards held twice, the pile's mask,
+    the pile's cards held twice). This seat's own hand is in both as it is. As :func:`sample_world`:
+    the copies with the fewest possible holders first, each to a holder drawn by the room it has
+    left; a matching when that paints itself into a corner; the voids dropped if contradictory."""
+    k = knowledge
+    n = len(k.counts)
+    pile = n
+    others = [s for s in range(n) if s != k.seat]
+    known = list(k.known)
+    known2 = list(k.known2)
+    allowed = list(k.allowed)
+    counts = list(k.counts)
+    if k.pile:
+        others.append(pile)
+        known.append(0)
+        known2.append(0)
+        allowed.append(k.pile_allowed)
+        counts.append(k.pile)
+    # The copies not pinned to a seat: each unseen copy, less those known to be in a hand.
+    free: list[int] = []
+    unseen2 = k.unseen2
+    for c in indices_of(k.unseen):
+        bit = 1 << c
+        copies = 2 if unseen2 & bit else 1
+        for s in others:
+            if known[s] & bit:
+                copies -= 2 if known2[s] & bit else 1
+        free += [c] * copies
+    room = {s: counts[s] - known[s].bit_count() - known2[s].bit_count() for s in others}
+    if sum(room.values()) != len(free) or min(room.values(), default=0) < 0:
+        raise ValueError("the knowledge does not add up: counts and unseen cards disagree")
+    holders = {c: [s for s in others if allowed[s] >> c & 1] for c in set(free)}
+    hands = None
+    for _ in range(tries):
+        hands = _greedy2(known, known2, free, holders, dict(room), rng)
+        if hands is not None:
+            break
+    if hands is None:
+        hands = _matching2(known, known2, others, free, holders, room, rng)
+    if hands is None:
+        every = {c: list(others) for c in set(free)}
+        hands = _matching2(known, known2, others, free, every, room, rng)
+    assert hands is not None
+    once, twice = hands
+    if k.pile:
+        return tuple(once[:n]), tuple(twice[:n]), once[pile], twice[pile]
+    return tuple(once[:n]), tuple(twice[:n]), 0, 0
+
+
+def _greedy2(known: list[int], known2: list[int], free: list[int], holders: dict[int, list[int]],
+             room: dict[int, int], rng: random.Random) -> tuple[list[int], list[int]] | None:
+    order = list(free)
+    rng.shuffle(order)
+    order.sort(key=lambda c: len(holders[c]))
+    once, twice = list(known), list(known2)
+    for c in order:
+        options = [s for s in holders[c] if room[s] > 0]
+        if not options:
+            return None
+        if len(options) == 1:
+            s = options[0]
+        else:
+            total = sum(room[s] for s in options)
+            pick = rng.randrange(total)
+            for s in options:
+                pick -= room[s]
+                if pick < 0:
+                    break
+        bit = 1 << c
+        if once[s] & bit:
+            twice[s] |= bit
+        else:
+            once[s] |= bit
+        room[s] -= 1
+    return once, twice
+
+
+def _matching2(known: list[int], known2: list[int], others: list[int], free: list[int],
+               holders: dict[int, list[int]], room: dict[int, int],
+               rng: random.Random) -> tuple[list[int], list[int]] | None:
+    """The copies (items ``free[i]``) to seats with capacities by augmenting paths; None if impossible."""
+    load: dict[int, list[int]] = {s: [] for s in others}
+
+    def place(i: int, seen: set[int]) -> bool:
+        options = [s for s in holders[free[i]] if s not in seen]
+        rng.shuffle(options)
+        for s in options:
+            seen.add(s)
+            if len(load[s]) < room[s]:
+                load[s].append(i)
+                return True
+            for other in list(load[s]):
+                if place(other, seen):
+                    load[s].remove(other)
+                    load[s].append(i)
+                    return True
+        return False
+
+    order = list(range(len(free)))
+    rng.shuffle(order)
+    for i in order:
+        if not place(i, set()):
+            return None
+    once, twice = list(known), list(known2)
+    for s, items in load.items():
+        for i in items:
+            bit = 1 << free[i]
+            if once[s] & bit:
+                twice[s] |= bit
+            else:
+                once[s] |= bit
+    return once, twice
 
 
 def sample_hands(knowledge: Knowledge, rng: random.Random, tries: int = 20) -> tuple[int, ...]:

@@ -24,6 +24,14 @@ values cards as the engine scores them. A boosted trick holds 2n cards (round 2 
 again); the view says whether the trick on the table boosts and which suits were led (a charged
 card's first trick of its suit).
 
+Cancellation (RULES.md §6.6): with two decks a card is in play twice. The masks keep one bit per card
+(``hand``: the cards held at least once, as the engine's ``hand_mask``), and a second mask says which
+are there twice: ``doubles`` (held twice), ``taken2`` (by seat, taken twice). ``carried`` holds the
+cancelled tricks' cards lying on the table (in play order, public), ``played``/``played2`` every
+card played at least once / twice (the carried ones included), ``unseen``/``unseen2`` the cards of
+which at least one copy / both copies are out of this seat's sight. The one-deck view never fills
+them (``decks`` 1: ``doubles`` 0, ``taken2`` and ``carried`` empty).
+
 Why the finished tricks travel with the view: an engine state keeps only the last finished trick, but
 inference needs every one (a seat that did not follow suit is void in it). Callers that have the move
 log give the tricks (``from_moves``, or ``from_state(..., tricks=...)``); without them the view holds
@@ -36,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from pbem.engine import CALL, CHARGE, DISCARD, Deal, GameState, Move, PlayCard, Rules, apply, new_game
-from pbem.engine.cards import CARD_INDEX, FULL_DECK, SUIT_MASK, SUITS, cards_of, mask_of
+from pbem.engine.cards import CARD_INDEX, CARD_NAMES, FULL_DECK, SUIT_MASK, SUITS, cards_of, indices_of, mask_of
 from pbem.engine.rules import Table
 
 #: A finished trick as a seat saw it: (leader, card indices in play order).
@@ -100,6 +108,11 @@ class BotView:
     led_suits: int = 0  # the union of the suit masks of the suits led in this hand's finished tricks
     trick_boosted: bool = False  # Booster Nines: the trick on the table boosts (2n cards)
     boost_round: bool = False  # Booster Nines: the trick on the table is in its second round
+    # -- §6.6 Cancellation (two decks) --
+    decks: int = 1
+    doubles: int = 0  # the cards this seat holds twice (a subset of ``hand``)
+    taken2: tuple[int, ...] = ()  # by seat, the cards it has taken twice (two decks; else ())
+    carried: tuple[int, ...] = ()  # the cancelled tricks' cards on the table, in play order
 
     # -- derived knowledge -------------------------------------------------------------------------
 
@@ -119,19 +132,86 @@ class BotView:
 
     @property
     def played(self) -> int:
-        """Every card played this hand, the trick on the table included."""
+        """Every card played this hand, the trick on the table included (two decks: at least one copy
+        played, the carried cards included)."""
         m = 0
         for taken in self.taken:
             m |= taken
         for c in self.trick:
             m |= 1 << c
+        for c in self.carried:
+            m |= 1 << c
         return m
+
+    @property
+    def played2(self) -> int:
+        """Two decks (RULES.md §6.6): the cards both copies of which have been played this hand (in
+        tricks taken, on the trick on the table, or carried); 0 with one deck."""
+        if self.decks == 1:
+            return 0
+        once = twice = 0
+        for m, m2 in zip(self.taken, self.taken2):
+            twice |= m2 | once & m
+            once |= m
+        for c in self.trick + self.carried:
+            bit = 1 << c
+            twice |= once & bit
+            once |= bit
+        return twice
 
     @property
     def unseen(self) -> int:
         """The cards in play this seat has not seen: in the other seats' hands, and in the kitty
-        (on the table, or hidden in its taker's tricks: its cards, or the taker's discards)."""
+        (on the table, or hidden in its taker's tricks: its cards, or the taker's discards). Two
+        decks: the cards at least one copy of which this seat has not seen."""
+        if self.decks == 1:
+            return self.table.deck_mask & ~self.hand & ~self.played & FULL_DECK
+        played = self.played
+        seen2 = self.doubles | self.played2 | self.hand & played
+        return self.table.deck_mask & ~seen2 & FULL_DECK
+
+    @property
+    def unseen2(self) -> int:
+        """Two decks: the cards neither copy of which this seat has seen (0 with one deck)."""
+        if self.decks == 1:
+            return 0
         return self.table.deck_mask & ~self.hand & ~self.played & FULL_DECK
+
+    @property
+    def hand_count(self) -> int:
+        """How many cards this seat holds (a card held twice counted twice)."""
+        return self.hand.bit_count() + self.doubles.bit_count()
+
+    def hand_copies(self) -> list[int]:
+        """The cards held, a card held twice listed twice (ascending; one deck: ``indices_of(hand)``)."""
+        if not self.doubles:
+            return indices_of(self.hand)
+        return sorted(indices_of(self.hand) + indices_of(self.doubles))
+
+    def taken_cards(self, seat: int) -> tuple[str, ...]:
+        """The cards ``seat`` has taken as this seat may know them, a card taken twice named twice."""
+        if self.decks == 1:
+            return cards_of(self.taken[seat])
+        return _names(self.taken[seat], self.taken2[seat])
+
+    @property
+    def carried_tricks(self) -> int:
+        """Cancellation: how many cancelled tricks lie on the table (every finished trick is in some
+        seat's tricks_won, or carried)."""
+        return self.tricks_played - sum(self.tricks_won) if self.decks == 2 else 0
+
+    @property
+    def carried_value(self) -> int:
+        """Cancellation: the penalty points of the carried cards (they go to the next trick's winner)."""
+        values = self.table.values
+        return sum(values[c] for c in self.carried)
+
+    @property
+    def last_winner(self) -> int:
+        """Cancellation: the seat that won the latest trick with a winner this hand (the last trick
+        goes to it if it has none, RULES.md §6.6), -1 before any: the leader leads again after a
+        cancelled trick, so once some trick had a winner, the leader is that winner."""
+        return self.leader if sum(self.tricks_won) else -1
 
     @property
     def kitty_mask(self) -> int:
@@ -170,7 +250,7 @@ class BotView:
         """How many cards ``seat`` holds now. During play every seat plays one card per round of a
         trick (two rounds in a boosted one, RULES.md §6.5), so every hand holds what this seat's does,
         less the cards it has put on the trick on the table that this seat has not."""
-        held = self.hand.bit_count()
+        held = self.hand.bit_count() + self.doubles.bit_count()
         if self.phase == "discard" and self.seat == self.kitty_taker:
             held -= self.kitty_size
         held += self._on_table(self.seat) - self._on_table(seat)
@@ -266,7 +346,15 @@ class BotView:
         taken = tuple(state.taken)
         points = tuple(state.points)
         charges, charged = _charges_of(state, seat)
-        if kitty.hidden:  # another seat's tricks hold cards this seat must not see
+        taken2: tuple[int, ...] = ()
+        two = state.decks == 2
+        if two:  # RULES.md §6.6: the cards taken with their copies, the face-down kitty left out
+            hide = kitty.taker is not None and kitty.taker != seat
+            pairs = [_copies(names) for names in (state.public_taken_cards() if hide else state.taken_cards())]
+            taken = tuple(once for once, _ in pairs)
+            taken2 = tuple(twice for _, twice in pairs)
+            points = tuple(state.public_points() if hide else state.points)
+        elif kitty.hidden:  # another seat's tricks hold cards this seat must not see
             t = _table(rules, charged)
             taker = kitty.taker
             taken = tuple(m & ~kitty.hidden if s == taker else m for s, m in enumerate(taken))
@@ -318,6 +406,8 @@ class BotView:
             led_suits=_led_mask(state.suits_led),
             trick_boosted=state.trick_boosted,
             boost_round=state.boost_round,
+            **({"decks": 2, "doubles": state.doubles(seat), "taken2": taken2,
+                "carried": tuple(CARD_INDEX[c] for c in state.carried)} if two else {}),
         )
 
     @classmethod
@@ -410,6 +500,7 @@ class BotView:
             led_suits=_led_mask(view.get("suits_led") or ""),
             trick_boosted=bool(view.get("trick_boosted")),
             boost_round=bool(view.get("boost_round")),
+            **(_two_decks_of_dict(view) if (view.get("decks") or rules.decks) == 2 else {}),
         )
 
 
@@ -422,6 +513,37 @@ class _Kitty:
     discard_count: int = 0
     discarded: tuple[int, ...] = ()  # the taker's own discards, for the taker only
     hidden: int = 0  # cards in the taker's tricks that this seat must not see (mask)
+
+
+def _copies(names: Iterable[str]) -> tuple[int, int]:
+    """``(once, twice)`` masks of some card names, each named at most twice (two decks)."""
+    once = twice = 0
+    for c in names:
+        bit = 1 << CARD_INDEX[c]
+        twice |= once & bit
+        once |= bit
+    return once, twice
+
+
+def _names(once: int, twice: int) -> tuple[str, ...]:
+    """Canonical names of a multiset given as ``(once, twice)`` masks, a card held twice named twice."""
+    out: list[str] = []
+    for c in indices_of(once):
+        out.append(CARD_NAMES[c])
+        if twice >> c & 1:
+            out.append(CARD_NAMES[c])
+    return tuple(out)
+
+
+def _two_decks_of_dict(view: Mapping[str, Any]) -> dict[str, Any]:
+    """The two-deck fields of a view from the engine's ``seat_view`` dict (its lists carry copies)."""
+    pairs = [_copies(t) for t in view["taken"]]
+    return {
+        "decks": 2,
+        "doubles": _copies(view["hand"])[1],
+        "taken2": tuple(twice for _, twice in pairs),
+        "carried": tuple(CARD_INDEX[c] for c in view.get("carried") or ()),
+    }
 
 
 def _call(pairs: Iterable[Sequence[Any]]) -> tuple[tuple[str, int], ...]:
@@ -479,10 +601,17 @@ def _kitty_of(state: GameState, seat: int) -> _Kitty:
     if exchange and phase == DISCARD:
         hidden = 0  # in the taker's hand, which no one else sees anyway
     elif exchange and discards:
-        hidden = sum(1 << c for c in discards)
+        hidden = _mask(discards)
     else:  # the kitty joined the taker's tricks (with kitty_exchange: taken at the last trick)
-        hidden = sum(1 << c for c in kitty)
+        hidden = _mask(kitty)  # (two decks: a card the kitty holds twice, one bit)
     return _Kitty(size, taker, (), trick, 0, (), hidden)
+
+
+def _mask(indices: Iterable[int]) -> int:
+    m = 0
+    for c in indices:
+        m |= 1 << c
+    return m
 
 
 def _partner(teams: tuple[tuple[int, ...], ...], seat: int) -> int | None:
