@@ -63,10 +63,11 @@ def list_games(svc: Services, *, statuses: Sequence[str] = (), player: str | Non
     """Games in id order, at most ``limit``: with one of ``statuses``, with ``player`` (an address)
     at a seat, with no move for at least ``idle``."""
     now = svc.clock.now()
-    last = (select(Move.game_id, func.max(Move.created_at).label("at")).group_by(Move.game_id).subquery())
-    last_at = func.coalesce(last.c.at, Game.created_at)
-    query = (select(Game, last_at.label("last_at")).outerjoin(last, last.c.game_id == Game.id)
-             .options(selectinload(Game.seats).selectinload(Seat.player)))
+    # The latest move's time: one probe of the log's (game_id, seq) index per game.
+    latest = (select(Move.created_at).where(Move.game_id == Game.id).order_by(Move.seq.desc()).limit(1)
+              .correlate(Game).scalar_subquery())
+    last_at = func.coalesce(latest, Game.created_at)
+    query = select(Game, last_at.label("last_at")).options(selectinload(Game.seats).selectinload(Seat.player))
     if statuses:
         query = query.where(Game.status.in_([GameStatus(s) for s in statuses]))
     if player:

@@ -25,7 +25,7 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from pbem.db.models import (
@@ -160,7 +160,7 @@ def _received(session: Session, wanted: set[str], address: str | None, limit: in
     if wanted:
         query = query.where(table.c.status.in_(sorted(wanted & set(IN_STATUSES))))
     if address:
-        query = query.where(table.c.mail_from == address.strip())
+        query = query.where(func.lower(table.c.mail_from) == address.strip().lower())
     query = query.order_by(_rank(table.c.status, IN_STATUSES), table.c.received_at.desc(), table.c.id.desc()).limit(limit)
     found = session.execute(query).all()
     retries = _retry_counts(session, MailRetry.inbound_id, (r.id for r in found))

@@ -262,30 +262,41 @@ def _forget_mail(session: Session, player: Player | None, address: str, anonymou
     keeps its bytes, and retention empties them later)."""
     outbound = OutboundMessage.__table__
     inbound = InboundMessage.__table__
-    theirs_out = [i for (i,) in session.execute(select(outbound.c.id).where(_sent_to(player, address)))]
-    session.execute(update(outbound).where(outbound.c.id.in_(theirs_out)).values(recipient=anonymous))
-    session.execute(update(outbound).where(outbound.c.id.in_(theirs_out), outbound.c.status == OutboundStatus.PENDING)
-                    .values(status=OutboundStatus.FAILED, last_error=FORGOTTEN_RECIPIENT))
-    theirs_in = [i for (i,) in session.execute(select(inbound.c.id).where(_sent_by(address)))]
-    session.execute(update(inbound).where(inbound.c.id.in_(theirs_in)).values(mail_from=anonymous))
-    session.execute(update(inbound).where(inbound.c.id.in_(theirs_in), inbound.c.status.in_(_UNSETTLED_IN))
-                    .values(status=InboundStatus.IGNORED, outcome={"code": "SENDER_FORGOTTEN"}, processed_at=now))
-    games_out = [i for (i,) in session.execute(select(outbound.c.id).where(outbound.c.game_id.in_(game_ids)))]
-    emptied_out = sorted(set(theirs_out) | set(games_out))
+    theirs_out = list(session.scalars(select(outbound.c.id).where(_sent_to(player, address))))
+    _update(session, outbound, theirs_out, recipient=anonymous)
+    _update(session, outbound, theirs_out, outbound.c.status == OutboundStatus.PENDING,
+            status=OutboundStatus.FAILED, last_error=FORGOTTEN_RECIPIENT)
+    theirs_in = list(session.scalars(select(inbound.c.id).where(_sent_by(address))))
+    _update(session, inbound, theirs_in, mail_from=anonymous)
+    _update(session, inbound, theirs_in, inbound.c.status.in_(_UNSETTLED_IN),
+            status=InboundStatus.IGNORED, outcome={"code": "SENDER_FORGOTTEN"}, processed_at=now)
+    games_out = set(session.scalars(select(outbound.c.id).where(outbound.c.game_id.in_(game_ids))))
+    emptied_out = sorted(set(theirs_out) | games_out)
     # The received mails of their games: the moves' and the answers' (the new-game mail, every reply).
     games_in = set(session.scalars(select(Move.inbound_id).where(Move.game_id.in_(game_ids),
                                                                  Move.inbound_id.is_not(None))))
-    if emptied_out:
-        games_in |= set(session.scalars(select(outbound.c.inbound_id).where(
-            outbound.c.id.in_(emptied_out), outbound.c.inbound_id.is_not(None))))
+    games_in |= set(session.scalars(select(outbound.c.inbound_id).where(
+        outbound.c.game_id.in_(game_ids), outbound.c.inbound_id.is_not(None))))
     emptied_in = sorted(set(theirs_in) | games_in)
-    mails_in = session.execute(update(inbound).where(
-        inbound.c.id.in_(emptied_in), func.length(inbound.c.raw) > 0, inbound.c.status.not_in(_UNSETTLED_IN))
-        .values(raw=b"")).rowcount
-    mails_out = session.execute(update(outbound).where(
-        outbound.c.id.in_(emptied_out), func.length(outbound.c.raw) > 0, outbound.c.status != OutboundStatus.PENDING)
-        .values(raw=b"")).rowcount
-    return mails_in or 0, mails_out or 0
+    mails_in = _update(session, inbound, emptied_in, func.length(inbound.c.raw) > 0,
+                       inbound.c.status.not_in(_UNSETTLED_IN), raw=b"")
+    mails_out = _update(session, outbound, emptied_out, func.length(outbound.c.raw) > 0,
+                        outbound.c.status != OutboundStatus.PENDING, raw=b"")
+    return mails_in, mails_out
+
+
+#: Rows changed by one UPDATE of :func:`_update` (well within both databases' parameter limits).
+_BATCH = 500
+
+
+def _update(session: Session, table: Any, ids: list[int], *conditions: Any, **values: Any) -> int:
+    """``UPDATE table SET values WHERE id IN ids AND conditions``, ``_BATCH`` ids at a time; the rows changed."""
+    changed = 0
+    for start in range(0, len(ids), _BATCH):
+        result = session.execute(update(table).where(table.c.id.in_(ids[start:start + _BATCH]), *conditions)
+                                 .values(**values))
+        changed += result.rowcount or 0
+    return changed
 
 
 def _replaced(value: Any, address: str, anonymous: str) -> Any:

@@ -14,6 +14,7 @@ import pytest
 import redis
 from click.testing import CliRunner, Result
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from pbem.cli import main
 from pbem.db.models import (Base, InboundMessage, InboundStatus, MailRetry, OutboundMessage, OutboundStatus, Player,
@@ -196,6 +197,20 @@ def test_mail_list_puts_set_aside_mail_first_and_show_prints_nothing_raw(svc: Se
     assert missing.exit_code == 1 and "no mail in:999999" in missing.output
     unnamed = pbem(env, "mail", "show", "12", ok=False)
     assert unnamed.exit_code == 2 and "in:N" in unnamed.output
+
+
+def test_a_retry_record_names_exactly_one_mail(svc: Services) -> None:
+    """Migration 0008's check: a ``mail_retries`` row is of a received mail or of a sent one."""
+    inbound_id = stored(svc, raw_mail("zoe@z.test", f"new@{DOMAIN}", "help\n", "<one@z.test>"), "zoe@z.test",
+                        f"new@{DOMAIN}")
+    _game, mails = new_game(svc, people=1, seed="check")
+    for ids in ({}, {"inbound_id": inbound_id, "outbound_id": mails[0].id}):
+        with pytest.raises(IntegrityError), transaction(svc.session_factory) as session:
+            session.add(MailRetry(retried_at=svc.clock.now(), attempts=1, **ids))
+    with transaction(svc.session_factory) as session:
+        session.add(MailRetry(inbound_id=inbound_id, retried_at=svc.clock.now(), attempts=5))
+        session.add(MailRetry(outbound_id=mails[0].id, retried_at=svc.clock.now(), attempts=10))
+    assert [r.attempts for r in retries_of(svc, inbound_id)] == [5]
 
 
 # -- pbem mail retry -----------------------------------------------------------------------------------
@@ -393,10 +408,15 @@ def test_a_stranger_who_only_mailed_us_is_forgotten_too(svc: Services, db_url: s
     inbound_id = stored(svc, raw_mail("Eve@E.test", to, "new game\nbots: three\n", "<bad@e.test>"), "Eve@E.test", to)
     answers = process_inbound(svc, inbound_id)  # answered: what was wrong (a stranger's one answer)
     assert len(answers) == 1
+    waiting = stored(svc, raw_mail("eve@e.test", to, "new game\nbots: 3\n", "<later@e.test>"), "eve@e.test", to)
     env = cli_env(tmp_path, db_url)
     exported = json.loads(pbem(env, "player", "export", "eve@e.test").output)
-    assert exported["player"] is None and len(exported["mails_received_from_them"]) == 1
+    assert exported["player"] is None and len(exported["mails_received_from_them"]) == 2
     assert len(exported["stranger_answers"]) == 1
     said = pbem(env, "player", "forget", "--yes", "eve@e.test").output
-    assert "now forgotten@anonymised.invalid" in said and "1 received and 1 sent mails emptied" in said
+    assert "now forgotten@anonymised.invalid" in said and "2 received and 1 sent mails emptied" in said
     assert "eve@e.test" not in everything_stored(svc)
+    # The mail still waiting to be processed is not: nobody is left to answer.
+    ignored = row_of(svc, InboundMessage, waiting)
+    assert (ignored.status, ignored.outcome, ignored.raw) == (InboundStatus.IGNORED, {"code": "SENDER_FORGOTTEN"}, b"")
+    assert process_inbound(svc, waiting) == []
