@@ -288,6 +288,18 @@ class GameState:
         the next trick's winner, in play order; ``()`` with one deck."""
         return ()
 
+    @property
+    def last_carried(self) -> tuple[str, ...]:
+        """Cancellation (RULES.md §6.6): the carried cards that the last finished trick took with it
+        (``last_trick``'s points count them); ``()`` otherwise, and with one deck."""
+        return ()
+
+    @property
+    def last_trick_cancelled(self) -> bool:
+        """Cancellation: the last finished trick was the hand's last and had no winner (every led-suit card
+        cancelled): it went to ``last_trick``'s winner, who won the trick before it. False with one deck."""
+        return False
+
     # -- RULES.md §6.3 passing variants ----------------------------------------------------------
 
     @property

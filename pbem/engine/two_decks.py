@@ -48,6 +48,8 @@ class _Copies(NamedTuple):
     carried: tuple[int, ...]  # card indices of the cancelled tricks on the table, in play order
     carried_tricks: int  # how many cancelled tricks those are
     last_winner: int  # the seat that won the latest trick with a winner this hand, -1 before
+    last_carried: tuple[int, ...] = ()  # the carried cards the last finished trick took with it
+    last_no_winner: bool = False  # the last finished trick was the hand's last and had no winner
 
 
 _NO_COPIES = _Copies(0, 0, 0, (), (), 0, -1)
@@ -138,6 +140,14 @@ class TwoDeckState(GameState):
     @property
     def carried(self) -> tuple[str, ...]:
         return tuple(CARD_NAMES[i] for i in self._c.carried)
+
+    @property
+    def last_carried(self) -> tuple[str, ...]:
+        return tuple(CARD_NAMES[i] for i in self._c.last_carried)
+
+    @property
+    def last_trick_cancelled(self) -> bool:
+        return self._c.last_no_winner
 
     @property
     def carried_tricks(self) -> int:
@@ -354,7 +364,7 @@ class TwoDeckState(GameState):
             winner = c.last_winner if c.last_winner >= 0 else leader
         else:
             self._k = k._replace(tricks_played=played, last_trick=(leader, trick, -1, points))
-            self._c = c._replace(carried=c.carried + trick, carried_tricks=c.carried_tricks + 1)
+            self._c = c._replace(carried=c.carried + trick, carried_tricks=c.carried_tricks + 1, last_carried=())
             self.to_move = leader  # the same player leads again
             if out is not None:
                 out.append(ev.TrickCancelled(played, leader, names, points))
@@ -384,7 +394,8 @@ class TwoDeckState(GameState):
                 out.append(ev.KittyTaken(winner, played))
         self._k = k._replace(leader=winner, tricks_played=played, taken=taken_packed, points=total,
                              tricks_won=k.tricks_won + (won << 8 * winner), last_trick=(leader, trick, winner, points))
-        self._c = c._replace(taken2=taken2, carried=(), carried_tricks=0, last_winner=winner)
+        self._c = c._replace(taken2=taken2, carried=(), carried_tricks=0, last_winner=winner, last_carried=c.carried,
+                             last_no_winner=not alive)
         self.to_move = winner
         if last:
             self._end_hand(out)
@@ -407,6 +418,8 @@ class TwoDeckState(GameState):
         d["carried"] = list(self.carried)
         d["carried_tricks"] = self._c.carried_tricks
         d["last_winner"] = self._c.last_winner
+        d["last_carried"] = list(self.last_carried)
+        d["last_trick_cancelled"] = self._c.last_no_winner
         return d
 
     def _read_copies(self, d: dict[str, Any]) -> None:
@@ -424,6 +437,8 @@ class TwoDeckState(GameState):
             carried=tuple(CARD_INDEX[c] for c in d.get("carried") or ()),
             carried_tricks=int(d.get("carried_tricks") or 0),
             last_winner=int(d.get("last_winner", -1)),
+            last_carried=tuple(CARD_INDEX[c] for c in d.get("last_carried") or ()),
+            last_no_winner=bool(d.get("last_trick_cancelled", False)),
         )
 
 
