@@ -8,6 +8,7 @@ hand) and the deck is dealt one card at a time clockwise starting with the deale
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -168,3 +169,63 @@ def assert_refused(state: GameState, action: Callable[[GameState], Any] | str, r
     assert err.reason == reason, f"expected {reason.value}, got {err.reason.value} {err.details}"
     assert err.code == reason.value
     assert err.details == details
+
+
+# -- two decks (RULES.md §6.6, §6.8) -------------------------------------------------------------------
+
+
+def two_deck_deck(rules: Rules, hands: Mapping[int, Iterable[str] | str], kitty: Iterable[str] | str = (),
+                  hand_no: int = 1, voids: Mapping[int, str] | None = None) -> tuple[str, ...]:
+    """A deck of the two decks (each card twice) that, dealt for hand ``hand_no``, gives each seat in
+    ``hands`` those cards (a card named twice: both copies) and lays ``kitty`` first.
+
+    Worked out from RULES.md §6.6 and §6.2, not from the engine: the deal's leftovers, ``104 % players``
+    cards, are the first cards of the deck and form the kitty; the rest are dealt one card at a time
+    clockwise from the dealer's left. What is not named is filled from the cards left over: the first
+    copies in canonical order, then the second copies; the kitty first, then the seats with ``voids``
+    (seat -> suits it must not be given, e.g. ``"D"``), then the others, seat by seat.
+    """
+    n = rules.players
+    k = 104 % n
+    size = (104 - k) // n
+    given = {s: (cards(h) if isinstance(h, str) else list(h)) for s, h in hands.items()}
+    kitty_given = cards(kitty) if isinstance(kitty, str) else list(kitty)
+    used = Counter(kitty_given)
+    for h in given.values():
+        used.update(h)
+    over = {c: m for c, m in used.items() if m > 2 or c not in ALL_CARDS}
+    assert not over, f"named more than twice (or unknown): {over}"
+    left = Counter({c: 2 for c in ALL_CARDS}) - used
+    pool = [c for c in ALL_CARDS if left[c] >= 1] + [c for c in ALL_CARDS if left[c] == 2]
+
+    def take(count: int, banned: str = "") -> list[str]:
+        got = [c for c in pool if c[1] not in banned][:count]
+        assert len(got) == count, "the leftovers cannot fill the hands as asked"
+        for c in got:
+            pool.remove(c)
+        return got
+
+    assert len(kitty_given) <= k, f"the kitty holds {k} cards"
+    kitty_cards = kitty_given + take(k - len(kitty_given))
+    voids = dict(voids or {})
+    full: dict[int, list[str]] = {}
+    for seat in sorted(range(n), key=lambda s: (s not in voids, s)):
+        h = given.get(seat, [])
+        assert len(h) <= size, f"seat {seat} given {len(h)} cards, a hand is {size}"
+        assert not [c for c in h if c[1] in voids.get(seat, "")], f"seat {seat} named a card of a void suit"
+        full[seat] = h + take(size - len(h), voids.get(seat, ""))
+    assert not pool
+    dealer = dealer_of(hand_no, n)
+    rest: list[str | None] = [None] * (104 - k)
+    for seat, h in full.items():
+        first = (seat - dealer - 1) % n
+        for j, card in enumerate(h):
+            rest[first + j * n] = card
+    assert None not in rest
+    return tuple(kitty_cards) + tuple(rest)  # type: ignore[arg-type]
+
+
+def two_deck_start(rules: Rules, hands: Mapping[int, Iterable[str] | str], kitty: Iterable[str] | str = (),
+                   voids: Mapping[int, str] | None = None, pass_direction: str = "hold") -> GameState:
+    """A new two-deck game with hand 1 dealt as :func:`two_deck_deck` lays it out (``hold``: no pass)."""
+    return new_game(rules).deal(two_deck_deck(rules, hands, kitty, 1, voids), pass_direction)

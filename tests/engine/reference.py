@@ -173,3 +173,56 @@ def safety_scoring(rules, taken, tricks_won, who: tuple[int, str], totals, hands
     old = hand_points(rules, taken, tricks_won, (who[0], who[1], "old"))
     won = winners(rules, add_totals(rules, totals, old), hands_played)
     return "new" if won is not None and who[0] not in won else "old"
+
+
+# -- two decks (RULES.md §6.6) ---------------------------------------------------------------------
+
+
+def two_deck_winner(cards: Sequence[str], leader: int, players: int) -> int | None:
+    """§6.6: two identical cards in one trick cancel each other for winning it; the highest led-suit
+    card not cancelled wins. None when every led-suit card is cancelled."""
+    led = cards[0][1]
+    alive = [k for k, c in enumerate(cards) if c[1] == led and list(cards).count(c) == 1]
+    if not alive:
+        return None
+    return (leader + max(alive, key=lambda k: rank(cards[k]))) % players
+
+
+def two_deck_moon_total(rules) -> int:
+    """§6.6: M is both decks' values."""
+    return 2 * sum(card_value(rules, c) for c in ALL_CARDS)
+
+
+def two_deck_shooter(rules, taken: Sequence[Sequence[str]], tricks_won: Sequence[int]) -> tuple[int, str] | None:
+    """(seat, "sun" | "moon") with two decks: a moon is both copies of every penalty card."""
+    hand_size = sum(tricks_won)
+    if rules.sun:
+        for seat, won in enumerate(tricks_won):
+            if won == hand_size:
+                return seat, "sun"
+    pen = penalty_cards(rules)
+    if rules.moon != "none" and pen:
+        for seat, cards in enumerate(taken):
+            if all(list(cards).count(c) == 2 for c in pen):
+                return seat, "moon"
+    return None
+
+
+def two_deck_hand_points(rules, taken: Sequence[Sequence[str]], tricks_won: Sequence[int],
+                         moon: tuple[int, str, str] | None) -> list[int]:
+    """Rules 7 and 8 with two decks: each copy taken counts (the bonus card's bonus too), M = both decks."""
+    n = rules.players
+    if moon is None:
+        points = [sum(card_value(rules, c) for c in cards) for cards in taken]
+        for seat, won in enumerate(tricks_won):
+            if won == 0:
+                points[seat] += rules.avoid_all_tricks_bonus
+    else:
+        seat, kind, scoring = moon
+        m = two_deck_moon_total(rules) * (2 if kind == "sun" else 1)
+        points = [0] * n if scoring == "new" else [m] * n
+        points[seat] = -m if scoring == "new" else 0
+    if rules.jd_bonus:
+        for seat, cards in enumerate(taken):
+            points[seat] += rules.jd_bonus * list(cards).count(rules.bonus_card)
+    return points
