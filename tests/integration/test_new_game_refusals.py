@@ -3,7 +3,9 @@ game"): a sentence for every code the engine's rules raise (``InvalidRules``, re
 pbem/engine's sources, so a code added there without a sentence fails here), for the option reader's
 (pbem.services.game_options) and for the timing's (pbem.services.deadlines). No raw code reaches the
 player; for an unknown preset, the presets and the closest one. The command line prints the same
-sentence in English (test_cli_game_new_options).
+sentence in English (test_cli_game_new_options). A new-game mail for Cancellation Hearts (RULES.md §6.6)
+keeps its ``players: N`` and makes a two-deck game of that many seats; the combinations two decks
+refuse come back as sentences.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from pbem.mail.render import MailRenderer
 from pbem.services.app import Services
 from pbem.services.games import get_or_create_player
 from pbem.services.operator import explain
-from tests.integration.test_new_game_options import refusal
+from tests.integration.mailplay import answer, last_outcome, state_of, text_of
+from tests.integration.test_new_game_options import created, refusal, request
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: problem -> (details, the English sentence's words, the details each language's sentence names).
 REFUSALS: dict[str, tuple[dict, str, tuple[str, ...]]] = {
     # the engine's (pbem/engine/rules.py), RULES.md §3-§6
-    "BAD_PLAYERS": ({"players": 9}, "A game cannot be played by 9 players", ("9", "3", "7")),
+    "BAD_PLAYERS": ({"players": 9}, "A game cannot be played by 9 players", ("9", "3", "7", "6", "10", "cancellation")),
     "UNKNOWN_PRESET": ({"preset": "omnibsu", "presets": ["black-maria", "omnibus", "standard"],
                         "suggestion": "omnibus"},
                        "There is no rule set called “omnibsu”. Did you mean “omnibus”? The rule sets are: "
@@ -93,6 +96,12 @@ REFUSALS: dict[str, tuple[dict, str, tuple[str, ...]]] = {
     "CHARGE_LIMIT_NEEDS_TURBO": ({"value": 1}, "“charge_limit: 1” is the most cards a player may charge, so it "
                                  "needs charges", ("charge_limit: 1", "turbo")),
     "TURBO_NEEDS_TEN_OF_CLUBS": ({}, "Turbo Hearts needs 10♣ in the deck", ("10♣", "removed_cards")),
+    # §6.6 Cancellation (two decks)
+    "TWO_DECKS_NEED_PLAYERS": ({"players": 5, "allowed": [6, 10]},
+                               "two decks (“decks: 2”) are played by 6 to 10 players, not 5.",
+                               ("decks: 2", "6", "10", "5")),
+    "NOT_WITH_TWO_DECKS": ({"option": "turbo", "value": True}, "“turbo” cannot be played with two decks",
+                           ("turbo", "decks: 2")),
     # the option reader's and the timing's
     "NOT_A_MAP": ({"option": "extra_penalties", "value": "KS ten"}, "“extra_penalties” takes cards with their "
                   "points, such as “extra_penalties: KS 10, AS 7”, not “KS ten”.", ("extra_penalties", "KS ten")),
@@ -173,3 +182,51 @@ def test_real_refusals_from_the_engine_are_explained_in_the_player_s_language(sv
     assert "„brutali” nu este un tip de jucător calculator" in text and "random (ușor)" in text
     text = refusal(svc, "joc nou\njucători: 5\nciclu de pasare: stanga vizavi\nroboți: 4")
     assert "Cu 5 jucători nu stă nimeni vizavi" in text
+
+
+@pytest.mark.parametrize("players, hand, kitty", [(6, 17, 2), (10, 10, 4)])
+def test_a_cancellation_game_by_mail_keeps_its_players(svc: Services, players: int, hand: int, kitty: int) -> None:
+    """``rules: cancellation`` with ``players: N``: N seats, two decks, the hand and kitty sizes of RULES.md
+    §6.6 (the 104 cards dealt as far as they go, equally) once the person accepts their seat, and the
+    person asked to pass from such a hand."""
+    mails = request(svc, f"new game\nrules: cancellation\nplayers: {players}\nbots: {players - 1}")
+    rules, seats = created(svc)
+    assert (rules.preset, rules.decks, rules.players, len(seats)) == ("cancellation", 2, players, players)
+    assert (rules.first_lead, rules.pass_cycle, rules.removed_cards) == ("left_of_dealer", ("left", "right"), ())
+    assert rules.table.kitty_size == kitty and rules.table.moon_total == 52
+    assert seats == [("ana@players.test", None)] + [(None, "random")] * (players - 1)
+    game = last_outcome(svc)["game"]
+    (invitation,) = [m for m in mails if m.kind == "invitation"]
+    started = answer(svc, invitation, "accept")  # the person's own seat: the game begins
+    state = state_of(svc, game)
+    # Dealt: the person's hand as dealt, the bots' as dealt or after their pass.
+    assert state.decks == 2 and len(state.hand(0)) == hand
+    assert all(len(state.hand(s)) in (hand, hand - rules.pass_count) for s in range(1, players)), state
+    assert len(state.kitty) == kitty
+    ask = [m for m in started if m.kind == "your_turn" and m.recipient == "ana@players.test"]
+    assert len(ask) == 1 and f"Your hand ({hand} cards)" in " ".join(text_of(ask[0]).split())
+    # In Portuguese and Romanian too.
+    request(svc, f"jogo novo\nregras: cancellation\njogadores: {players}\nrobôs: {players - 1}")
+    assert created(svc)[0].players == players
+    request(svc, f"joc nou\nreguli: cancellation\njucători: {players}\nroboți: {players - 1}")
+    assert created(svc)[0].players == players
+
+
+def test_what_two_decks_refuse_is_explained_by_mail(svc: Services) -> None:
+    text = refusal(svc, "new game\nrules: cancellation\nplayers: 5\nbots: 4")
+    assert "two decks (“decks: 2”) are played by 6 to 10 players, not 5." in text
+    text = refusal(svc, "new game\nrules: cancellation\nplayers: 11\nbots: 10")
+    assert "are played by 6 to 10 players, not 11." in text
+    text = refusal(svc, "new game\nplayers: 9\nbots: 8")
+    assert "A game cannot be played by 9 players" in text and "6 to 10 with two decks" in text
+    text = refusal(svc, "new game\nrules: cancellation\nturbo: yes\nbots: 7")
+    assert "“turbo” cannot be played with two decks" in text
+    text = refusal(svc, "new game\nrules: cancellation\nremoved_cards: 2C 2D\nbots: 7")
+    assert "“removed_cards” cannot be played with two decks" in text
+    text = refusal(svc, "new game\nrules: cancellation\npass_cycle: left mix\nbots: 7")
+    assert "“pass_cycle” cannot be played with two decks" in text and "mix" in text
+    # Two decks on the standard rules keep its 2♣ lead, which two decks refuse (two players hold one).
+    text = refusal(svc, "new game\ndecks: 2\nplayers: 6\nbots: 5")
+    assert "“first_lead” cannot be played with two decks" in text
+    text = refusal(svc, "new game\nrules: cancellation\ndecks: 3\nbots: 7")
+    assert "“3” is not a choice for “decks”" in text
