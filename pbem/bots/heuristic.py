@@ -64,6 +64,16 @@ better. With ``charge_limit`` below the number wanted, QS first, then the bonus 
 play is the same with the hand's charged values (the view's table holds them). With Booster Nines a
 trick's last card is the second round's last when the trick boosts.
 
+Cancellation (RULES.md §6.6, two decks): two identical cards in a trick cancel each other, so the
+card winning a trick so far is the highest of the led suit played once, and a trick whose led-suit
+cards all cancel is carried with its points to the next trick's winner. Following suit, a card whose
+twin is on the trick cancels it (a duck, whatever its rank); last to play, the outcome of each card is
+certain and the heuristic ducks with its highest card (a penalty card first), takes a clean trick
+with its highest, lets a trick be carried rather than take its points, and takes points only when it
+must (the carried pile's counted with the trick's); the cards still out count each unseen copy (a
+card whose twin is unseen is not a sure winner); the pass treats each copy as a card (both copies of
+a dangerous card may go, each low spade guards QS).
+
 The decision functions work on card masks so the ``strong`` player can use them as its fast
 playout policy; :class:`HeuristicBot` wraps them in the bot interface. The heuristic avoids points;
 it does not try to shoot the moon.
@@ -157,15 +167,21 @@ def _partners(mode: str, players: int) -> tuple[tuple[int, ...], bool]:
 
 
 def choose_card(t: Table, seat: int, hand: int, legal: int, trick: tuple[int, ...], leader: int,
-                played: int, points: tuple[int, ...], partner: int = -1, team: bool = False) -> int:
+                played: int, points: tuple[int, ...], partner: int = -1, team: bool = False,
+                doubles: int = 0, played2: int = 0, carried_value: int = 0) -> int:
     """The heuristic's card (an index) for the seat to play.
 
     ``played``: every card played this hand, the trick on the table included; ``points``: penalty
     points taken by each seat this hand; ``partner``: this seat's partner (-1 without one), ``team``:
     partners score as one team. Uses nothing but this seat's hand and what the table saw.
+    Two decks (RULES.md §6.6): ``doubles`` the cards held twice, ``played2`` the cards both copies of
+    which were played (``played``: at least one, carried cards included), ``carried_value`` the
+    points of the cancelled tricks on the table, which go with the trick being played.
     """
     if not legal & (legal - 1):
         return legal.bit_length() - 1
+    if t.two_decks:
+        return _choose_card2(t, seat, hand, legal, trick, leader, played, points, doubles, played2, carried_value)
     shooter = threat_seats(t, seat, points, partner, team)
     if trick:
         if legal & SUIT_MASK_OF[trick[0]]:
@@ -243,17 +259,23 @@ def _follow(t: Table, legal: int, trick: tuple[int, ...], leader: int, shooter: 
 def _discard(t: Table, hand: int, legal: int, trick: tuple[int, ...], leader: int, played: int,
              shooter: int, partner: int = -1) -> int:
     _winning, winner = _winner(t, trick, leader)
+    return _discard_from(t, hand, legal, winner, t.deck_mask & ~played & ~hand, shooter, partner)
+
+
+def _discard_from(t: Table, hand: int, legal: int, winner: int, outstanding: int, shooter: int,
+                  partner: int = -1) -> int:
+    """The discard, given the seat winning the trick so far (-1: none, a cancelled trick so far) and
+    the cards still out (in other hands or the kitty)."""
     if partner >= 0 and winner == partner:
         if legal & t.bonus_bit:
             return _highest(legal & t.bonus_bit)  # the bonus card to the partner's trick
         clean = legal & ~t.penalty_mask
         if clean:
             legal = clean  # no points on the partner's trick
-    if shooter and 1 << winner & shooter:
+    if shooter and winner >= 0 and 1 << winner & shooter:
         clean = legal & ~t.penalty_mask & ~t.bonus_bit
         if clean:
             legal = clean  # do not feed the would-be shooter
-    outstanding = t.deck_mask & ~played & ~hand
     qs_out = t.values[QS] > 0 and bool(outstanding & QS_BIT)
     values = t.values
     best = -1
@@ -308,8 +330,13 @@ def _lead_candidates(t: Table, legal: int) -> list[int]:
     return out
 
 
-def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
-    outstanding = t.deck_mask & ~played & ~hand
+def _lead(t: Table, hand: int, legal: int, played: int, shooter: int, outstanding2: int = -1,
+          outstanding: int = 0) -> int:
+    """The lead. Two decks: ``outstanding`` the cards a copy of which is out, ``outstanding2`` those
+    both copies of which are (counted twice); one deck: -1, the cards out are those not played."""
+    if outstanding2 < 0:
+        outstanding = t.deck_mask & ~played & ~hand
+        outstanding2 = 0
     if shooter:
         hearts = legal & HEARTS_MASK
         if hearts and _highest(hearts) > _highest(outstanding & HEARTS_MASK):
@@ -328,6 +355,11 @@ def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
         else:
             lower = (suit_out & ((1 << c) - 1)).bit_count()
             higher = suit_out.bit_count() - lower
+            if outstanding2:  # two decks: a card both copies of which are out counts twice
+                suit_out2 = outstanding2 & SUIT_MASK_OF[c]
+                lower2 = (suit_out2 & ((1 << c) - 1)).bit_count()
+                lower += lower2
+                higher += suit_out2.bit_count() - lower2
             if not lower:
                 score = 0.0
             elif not higher:
@@ -352,14 +384,93 @@ def _lead(t: Table, hand: int, legal: int, played: int, shooter: int) -> int:
     return best
 
 
+# -- two decks (RULES.md §6.6 Cancellation) ---------------------------------------------------------
+
+
+def _choose_card2(t: Table, seat: int, hand: int, legal: int, trick: tuple[int, ...], leader: int,
+                  played: int, points: tuple[int, ...], doubles: int, played2: int, carried_value: int) -> int:
+    """``choose_card`` with two decks: identical cards cancel, so the card winning a trick is the
+    highest of the led suit played once, a card whose twin is on the trick cancels it, and a trick
+    may win the carried pile with it (see the module docstring)."""
+    shooter = threat_seats(t, seat, points)
+    # The cards a copy of which is still out (in another hand or the kitty), and both copies of which are.
+    outstanding = t.deck_mask & ~(doubles | played2 | hand & played)
+    if trick:
+        if legal & SUIT_MASK_OF[trick[0]]:
+            return _follow2(t, seat, legal, trick, leader, shooter, carried_value)
+        alive = _alive(trick)
+        winner = (leader + trick.index(_highest(alive))) % t.players if alive else -1
+        return _discard_from(t, hand, legal, winner, outstanding, shooter)
+    return _lead(t, hand, legal, played, shooter, t.deck_mask & ~hand & ~played, outstanding)
+
+
+def _alive(trick: tuple[int, ...]) -> int:
+    """Two decks: the cards of the led suit on ``trick`` that no identical card cancels."""
+    seen = twins = 0
+    for c in trick:
+        bit = 1 << c
+        twins |= seen & bit
+        seen |= bit
+    return seen & ~twins & SUIT_MASK_OF[trick[0]]
+
+
+def _follow2(t: Table, seat: int, legal: int, trick: tuple[int, ...], leader: int, shooter: int,
+             carried_value: int) -> int:
+    """Following suit with two decks. Each card is judged by what it does to the trick: it cancels the
+    copy already there (and is no winner), or it becomes the highest card left, or it ducks under one.
+    Last to play, the outcome is certain: duck (the highest card that ducks, a penalty card first), or
+    take a clean trick with the highest card (shedding it), or let the trick be carried (its points
+    go to the next trick's winner, perhaps this seat), and take points only when nothing else can
+    be done, the cheapest; never feed a would-be shooter when the points can be taken from it.
+    Earlier, a card that would win for now is played only if none ducks (the cheapest, lowest)."""
+    n = t.players
+    last = len(trick) == n - 1
+    on_table = _alive(trick)
+    value = _trick_value(t, trick) + carried_value
+    spoil = False
+    if shooter and on_table:
+        now = (leader + trick.index(_highest(on_table))) % n
+        spoil = bool(1 << now & shooter) and (value > 0 or bool(legal & t.penalty_mask))
+    best, best_score = -1, 1e9
+    for c in indices_of(legal):
+        bit = 1 << c
+        cost = _cost(t, c)
+        if on_table & bit:
+            alive, mine = on_table & ~bit, False  # it cancels its twin
+        else:
+            alive = on_table | bit
+            mine = _highest(alive) == c
+        rank = RANK_OF[c]
+        total = value + cost
+        if mine:
+            if spoil:
+                score = -1000.0 - rank  # take the points away from the would-be shooter
+            elif last and total <= 0:
+                score = -100.0 - rank  # a free trick: shed the highest card
+            else:
+                score = 500.0 + 10 * total + (-rank if last else rank)
+        elif last and not alive:
+            score = 5.0 * total - rank if total > 0 else -rank  # carried: to the next trick's winner
+        else:
+            score = -rank - 5 * cost  # ducks: the highest, dumping points
+            if last and shooter and alive:
+                taker = (leader + trick.index(_highest(alive))) % n
+                if 1 << taker & shooter and total > 0:
+                    score += 2000.0  # feeds the would-be shooter
+        if score < best_score:
+            best, best_score = c, score
+    return best
+
+
 # -- passing -----------------------------------------------------------------------------------------
 
 
-def _pass_danger(t: Table, hand: int):
-    """How urgently each card of ``hand`` should be passed (40 and more: a card to get rid of)."""
+def _pass_danger(t: Table, hand: int, doubles: int = 0):
+    """How urgently each card of ``hand`` should be passed (40 and more: a card to get rid of; two
+    decks: ``doubles`` the cards held twice, each copy a guard)."""
     values = t.values
     qs_counts = values[QS] > 0
-    low_spades = (hand & _BELOW_QS).bit_count()
+    low_spades = (hand & _BELOW_QS).bit_count() + (doubles & _BELOW_QS).bit_count()
     short = low_spades < 3
 
     def danger(c: int) -> int:
@@ -404,6 +515,38 @@ def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
             if len(chosen) >= count:
                 break
             if c not in chosen:
+                chosen.append(c)
+    return chosen[:count]
+
+
+def choose_pass_cards2(t: Table, hand: int, doubles: int, count: int) -> list[int]:
+    """Two decks (RULES.md §6.6): ``choose_pass_cards`` over the copies held (``doubles``: the cards
+    held twice), so both copies of a dangerous card may go; a card listed twice passes both."""
+    if count <= 0:
+        return []
+    danger = _pass_danger(t, hand, doubles)
+    copies = indices_of(hand) + indices_of(doubles)
+    cards = sorted(copies, key=lambda c: (-danger(c), -c))
+    chosen = [c for c in cards if danger(c) >= 40][:count]
+    room = count - len(chosen)
+    if room > 0:
+        rest = list(copies)
+        for c in chosen:
+            rest.remove(c)
+        voidable = []
+        for suit in range(4):
+            if suit in (HEARTS, SPADES):
+                continue
+            cards_in = [c for c in rest if SUIT_OF[c] == suit]
+            if cards_in and len(cards_in) <= room and not any(1 << c & t.bonus_bit for c in cards_in):
+                voidable.append((len(cards_in), -max(cards_in), sorted(cards_in, reverse=True)))
+        if voidable:
+            voidable.sort()
+            chosen += voidable[0][2]
+        for c in cards:
+            if len(chosen) >= count:
+                break
+            if chosen.count(c) < copies.count(c):
                 chosen.append(c)
     return chosen[:count]
 
@@ -522,7 +665,7 @@ def _moon_outcome(view: BotView, scoring: str) -> GameState:
         view.rules, shooter=view.seat, kind=view.shooter_kind or "moon", hand_no=view.hand_no,
         dealer=view.dealer, pass_direction=view.pass_direction, leader=view.leader,
         tricks_played=view.tricks_played, hearts_broken=view.hearts_broken,
-        taken=[cards_of(m) for m in view.taken], points=view.points, tricks_won=view.tricks_won,
+        taken=[view.taken_cards(s) for s in range(view.players)], points=view.points, tricks_won=view.tricks_won,
         totals=view.totals, **_charges_arg(view),
     ).choose_moon(view.seat, scoring)
 
@@ -630,6 +773,8 @@ def charge_cards_for(v: BotView) -> list[int]:
 def pass_cards_for(v: BotView) -> list[int]:
     """The heuristic's pass from a view: to the partner (``pass_to_partner``) or as usual."""
     count = v.table.pass_count
+    if v.decks == 2:
+        return choose_pass_cards2(v.table, v.hand, v.doubles, count)
     if v.partner is not None and set(v.pass_targets_of_a_pass(count)) == {v.partner}:
         return choose_partner_pass_cards(v.table, v.hand, count)
     return choose_pass_cards(v.table, v.hand, count)
@@ -644,6 +789,9 @@ def card_for(v: BotView) -> int:
     """The heuristic's card from a view (the partner taken into account)."""
     partner = -1 if v.partner is None else v.partner
     team = v.rules.partnership == "team"
+    if v.decks == 2:
+        return choose_card(v.table, v.seat, v.hand, v.legal, v.trick, v.leader, v.played, v.points, partner, team,
+                           v.doubles, v.played2, v.carried_value)
     return choose_card(v.table, v.seat, v.hand, v.legal, v.trick, v.leader, v.played, v.points, partner, team)
 
 
@@ -655,7 +803,7 @@ def discard_cards_for(v: BotView) -> list[int]:
     return choose_discard_cards(v.table, v.hand, count, v.played)
 
 
-__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_partner_pass_cards", "choose_discard_cards",
+__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_pass_cards2", "choose_partner_pass_cards", "choose_discard_cards",
            "choose_moon_scoring", "moon_threat", "threat_seats", "partners_of", "pass_cards_for", "card_for",
            "discard_cards_for", "hand_is_safe", "choose_call", "decline_for", "choose_charge_cards",
            "charge_cards_for"]

@@ -29,7 +29,7 @@ class RandomBot:
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
         v = as_bot_view(view)
-        cards = self.rng.sample(indices_of(v.hand), v.table.pass_count)
+        cards = self.rng.sample(v.hand_copies(), v.table.pass_count)  # two decks: each copy a card
         return [CARD_NAMES[c] for c in cards]
 
     def choose_play(self, view: BotView | Mapping[str, Any]) -> str:

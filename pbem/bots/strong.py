@@ -52,12 +52,15 @@ from .heuristic import (
     partners_of,
     pass_cards_for,
 )
-from .knowledge import infer, sample_world
+from .knowledge import infer, sample_two_deck_world, sample_world
 from .view import BotView, as_bot_view
 
 #: Card playouts per decision by default, and the wall-clock guard (seconds).
 DEFAULT_PLAYOUTS = 1500
 DEFAULT_TIME_LIMIT = 0.8
+#: Two decks (RULES.md §6.6): a playout plays up to 104 cards, each dearer than with one deck, so the
+#: budget is ``playouts`` x this many card plays per playout, shared out by the cards still to play.
+TWO_DECK_PLAYS = 30
 
 
 class StrongBot:
@@ -109,8 +112,10 @@ class StrongBot:
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         t = v.table
         cards = indices_of(v.legal)
-        worlds = max(1, self.playouts // len(cards))
         knowledge = infer(v)
+        if v.decks == 2:
+            return self._evaluate_two_decks(v, cards, knowledge, deadline)
+        worlds = max(1, self.playouts // len(cards))
         template = _template(v)
         me = v.seat
         judged = (me,) if v.partner is None or v.rules.partnership == "team" else (me, v.partner)
@@ -129,6 +134,38 @@ class StrongBot:
             if deadline is not None and time.perf_counter() > deadline:
                 break
         # Ties go to the heuristic's own choice, then to the lower card.
+        preferred = card_for(v)
+        scored = [(c, s / done) for c, s in zip(cards, sums)]
+        scored.sort(key=lambda cs: (cs[1], cs[0] != preferred, cs[0]))
+        return scored
+
+
+    def _evaluate_two_decks(self, v: BotView, cards: list[int], knowledge: Any,
+                            deadline: float | None) -> list[tuple[int, float]]:
+        """``evaluate`` with two decks (RULES.md §6.6): worlds deal every unseen copy
+        (:func:`~pbem.bots.knowledge.sample_two_deck_world`), the hidden kitty with them, and each is
+        played out through the engine's two-deck state (cancellations, carried tricks, the last
+        trick's rule, the kitty to the first winner) with the heuristic's two-deck policy. The
+        budget: ``playouts`` x ``TWO_DECK_PLAYS`` card plays, so as many worlds as that pays for
+        (at least one a card), whatever the player count."""
+        t = v.table
+        remaining = max(1, sum(knowledge.counts))
+        worlds = max(1, self.playouts * TWO_DECK_PLAYS // remaining // len(cards))
+        template = _template(v)
+        me = v.seat
+        sign = 1 if t.lowest_wins else -1
+        win = v.rules.target if v.rules.moon == "win" else 0
+        sums = [0] * len(cards)
+        done = 0
+        rng = self.rng
+        for _ in range(worlds):
+            hands, doubles, pile, pile2 = sample_two_deck_world(knowledge, rng)
+            root = GameState.from_dict(_world2(template, v, hands, doubles, pile, pile2))
+            for j, c in enumerate(cards):
+                sums[j] += _rollout2(root.play(CARD_NAMES[c]), me, t, sign, win)
+            done += 1
+            if deadline is not None and time.perf_counter() > deadline:
+                break
         preferred = card_for(v)
         scored = [(c, s / done) for c, s in zip(cards, sums)]
         scored.sort(key=lambda cs: (cs[1], cs[0] != preferred, cs[0]))
@@ -158,7 +195,7 @@ def _template(v: BotView) -> dict[str, Any]:
         "to_move": v.to_move,
         "tricks_played": v.tricks_played,
         "hearts_broken": v.hearts_broken,
-        "taken": [list(cards_of(m)) for m in v.taken],
+        "taken": [list(v.taken_cards(s)) for s in range(n)],
         "points": list(v.points),
         "tricks_won": list(v.tricks_won),
         "last_trick": lt,
@@ -167,6 +204,12 @@ def _template(v: BotView) -> dict[str, Any]:
         "shooter": None,
         "winners": [],
     }
+    if v.decks == 2:  # RULES.md §6.6: the cancelled tricks on the table, and who won last
+        d["carried"] = [CARD_NAMES[c] for c in v.carried]
+        d["carried_tricks"] = v.carried_tricks
+        d["last_winner"] = v.last_winner
+        if lt is not None and v.carried and not v.trick:
+            lt["winner"] = -1  # the last finished trick was cancelled
     if v.teams:
         d["team_last"] = list(_team_last(v))
     if v.charges:  # Turbo: public once play starts (RULES.md §6.4)
@@ -224,6 +267,107 @@ def _world(template: dict[str, Any], v: BotView, hands: tuple[int, ...], pile: i
     else:
         d["kitty"] = list(cards_of(pile))
     return d
+
+
+def _names2(once: int, twice: int) -> list[str]:
+    out = []
+    for c in indices_of(once):
+        out.append(CARD_NAMES[c])
+        if twice >> c & 1:
+            out.append(CARD_NAMES[c])
+    return out
+
+
+def _world2(template: dict[str, Any], v: BotView, hands: tuple[int, ...], doubles: tuple[int, ...],
+            pile: int, pile2: int) -> dict[str, Any]:
+    """Two decks: the snapshot of one sampled world, each hand with its copies, the hidden kitty on
+    the table or face down in its taker's tricks (RULES.md §6.6)."""
+    d = template
+    d["hands"] = [_names2(h, h2) for h, h2 in zip(hands, doubles)]
+    if not v.kitty_size:
+        return d
+    d = dict(d)
+    kitty = _names2(pile, pile2)
+    if v.kitty_taker is None:
+        d["kitty"] = kitty
+        return d
+    if not kitty:
+        return d
+    taker = v.kitty_taker
+    taken = list(d["taken"])
+    taken[taker] = sorted(list(taken[taker]) + kitty, key=CARD_INDEX.__getitem__)
+    points = list(d["points"])
+    points[taker] += sum(v.table.values[CARD_INDEX[c]] for c in kitty)
+    d["taken"], d["points"], d["kitty"] = taken, points, kitty
+    return d
+
+
+def _rollout2(state: GameState, me: int, t: Any, sign: int = 1, win: int = 0) -> int:
+    """Two decks: play the hand out with the heuristic's two-deck policy for every seat (each seat
+    told only the cards played, with their copies, and the carried pile's points); this seat's hand
+    score as :func:`_rollout`. Once no copy of a scoring card is left to play and nothing scoring is
+    carried or lying in the kitty, the rest is played with the first legal card."""
+    scoring = t.scoring_mask & t.deck_mask
+    values = t.values
+    n = t.players
+    played = played2 = 0
+    for names in state.taken_cards():
+        for name in names:
+            bit = 1 << CARD_INDEX[name]
+            played2 |= played & bit
+            played |= bit
+    for c in state.trick:
+        bit = 1 << c
+        played2 |= played & bit
+        played |= bit
+    carried = [CARD_INDEX[c] for c in state.carried]
+    for c in carried:
+        bit = 1 << c
+        played2 |= played & bit
+        played |= bit
+    carried_value = sum(values[c] for c in carried)
+    carried_scoring = any(1 << c & scoring for c in carried)
+    # A kitty still lying goes to the first trick's winner; its copies are never played.
+    lying = kitty1 = kitty2 = 0
+    if t.kitty_size and state.kitty_taker is None:
+        for name in state.kitty:
+            bit = 1 << CARD_INDEX[name]
+            kitty2 |= kitty1 & bit
+            kitty1 |= bit
+        lying = kitty1
+    free_ride = False
+    while state.phase == PLAY:
+        if lying and state.kitty_taker is not None:
+            lying = 0
+        legal = state.legal_mask()
+        trick = state.trick
+        if (not free_ride and not trick and not t.tricks_matter and not carried_scoring and not lying & scoring
+                and not scoring & ~(played2 | kitty2 | played & kitty1)):
+            free_ride = True  # no copy of a scoring card is left to play or to win
+        if free_ride or not legal & (legal - 1):
+            c = (legal & -legal).bit_length() - 1
+        else:
+            seat = state.to_move
+            c = choose_card(t, seat, state.hand_mask(seat), legal, trick, state.leader, played, state.points,
+                            -1, False, state.doubles(seat), played2, carried_value)
+        bit = 1 << c
+        played2 |= played & bit
+        played |= bit
+        state = state.play(CARD_NAMES[c])
+        if len(trick) == n - 1:  # that card finished a trick: won, or carried (RULES.md §6.6)
+            if state.phase == PLAY and state.last_trick[2] < 0:
+                full = trick + (c,)
+                carried_value += sum(values[x] for x in full)
+                carried_scoring = carried_scoring or any(1 << x & scoring for x in full)
+            else:
+                carried_value = 0
+                carried_scoring = False
+    if state.phase == MOON:
+        state = state.choose_moon(state.shooter[0], "safety")
+    points, _totals, moon = state.history[-1]
+    if moon is not None and moon.scoring == "win":
+        return -win if me in state.winners else win
+    return sign * points[me]
 
 
 def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
