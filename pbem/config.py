@@ -197,6 +197,37 @@ class Settings:
     relay_password: str = setting(
         "PBEM_RELAY_PASSWORD", "", secret=True, doc="relay password"
     )
+    # DKIM signing of every outgoing mail (pbem.mail.signing); no key file: mail goes unsigned.
+    dkim_key_file: Path | None = setting(
+        "PBEM_DKIM_KEY_FILE", None, optional_path,
+        doc="PEM RSA private key that signs every outgoing mail with DKIM (empty: unsigned; "
+        "`pbem dkim keygen` makes one)",
+    )
+    dkim_selector: str = setting(
+        "PBEM_DKIM_SELECTOR", "pbem", lambda text: text.strip().lower(),
+        doc="DKIM selector: the public key is published at <selector>._domainkey.<DKIM domain>",
+    )
+    dkim_domain: str = setting(
+        "PBEM_DKIM_DOMAIN", lambda r: r["mail_domain"], lambda text: text.strip().lower(),
+        doc="the signature's d= domain (default: the mail domain, which the From address uses: "
+        "DMARC wants them aligned)",
+    )
+    # Sender authentication of received replies (pbem.services.sender_auth).
+    trusted_authserv_id: str = setting(
+        "PBEM_TRUSTED_AUTHSERV_ID", "", lambda text: text.strip().lower(),
+        doc="authserv-id of the relay in front of the SMTP front whose topmost "
+        "Authentication-Results header pbem believes (empty: pbem checks DKIM and DMARC itself)",
+    )
+    dns_servers: str = setting(
+        "PBEM_DNS_SERVERS", "", lambda text: text.strip(),
+        doc="DNS servers for the DKIM and DMARC lookups, HOST[:PORT] separated by commas "
+        "(empty: the system's resolver)",
+    )
+    dns_timeout: float = setting(
+        "PBEM_DNS_TIMEOUT", 3.0, positive_seconds,
+        doc="seconds one DKIM or DMARC lookup may take; a lookup that times out is a temporary "
+        "error, never a failure",
+    )
     # Key for signed reply addresses and links; dev default generated once in the data dir.
     secret_key: str = setting(
         "PBEM_SECRET_KEY", lambda r: load_or_create_dev_secret(r),

@@ -34,6 +34,11 @@ before sending leaves them to the sweep once that short lease has run out (withi
 about three minutes); a delivery that is still going on when half of it has passed
 first extends the lease of the rest to the full one (``_renew``), as step 1 would have.
 
+With ``PBEM_DKIM_KEY_FILE`` set, step 2 signs each mail (DKIM, ``pbem.mail.signing``) as it goes
+out, from the unsigned stored bytes: every attempt carries one signature of its own, valid however
+late the retry.  A key that cannot be read is a temporary failure of every mail (none goes out
+unsigned; the operator fixes the key and they go with their next attempt).
+
 Delivery is at least once, not exactly once: a sender that dies after the relay
 took the mail but before step 3 committed leaves a claimed row, which is sent
 again after the lease.  No protocol can close that gap with an SMTP relay; the
@@ -62,6 +67,7 @@ from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import KeptConnections, single_statement, transaction
 from pbem.mail.relay import OutgoingMail, Relay, RelayError, deliver_each, make_relay, relay_session
+from pbem.mail.signing import DkimSigner, SigningError, SigningKeyError, load_signer
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -239,6 +245,14 @@ def _deliver(
     relay = relay or getattr(svc, "relay", None) or make_relay(svc.settings)
     results: dict[int, SendResult] = {}
     renew_at = None if lease_until is None else lease_until - policy.claimed_lease / 2
+    try:
+        signer = load_signer(svc.settings)
+    except SigningKeyError as error:
+        # The operator can fix the key: every mail waits with a temporary failure, none goes unsigned.
+        log.error("outbound %s: cannot sign: %s", ", ".join(str(i) for i in claims), error)
+        unsignable = RelayError(f"DKIM: {error}", permanent=False)
+        return _record(svc, claims, dict.fromkeys(claims, unsignable), policy)
+    not_signed: dict[int, RelayError] = {}
 
     def to_send() -> Iterator[OutgoingMail]:
         """The claimed mails in order, each taken just before it goes out (mails ahead of it may
@@ -257,12 +271,29 @@ def _deliver(
                 if outbound_id not in kept:
                     continue
             claim = claims[outbound_id]
-            yield claim.raw, [claim.recipient], outbound_id
+            raw = _signed(signer, claim.raw, outbound_id, not_signed)
+            if raw is not None:
+                yield raw, [claim.recipient], outbound_id
 
     with relay_session(relay) as session:
         failures = deliver_each(session, to_send())
-    results.update(_record(svc, claims, failures, policy))
+    results.update(_record(svc, claims, failures | not_signed, policy))
     return results
+
+
+def _signed(signer: DkimSigner | None, raw: bytes, outbound_id: int, not_signed: dict[int, RelayError]) -> bytes | None:
+    """``raw`` as it goes out: with a DKIM signature made now (README, "Mail that providers accept"),
+    at every attempt, from the unsigned stored bytes, so a retried mail carries one valid signature.
+    None when dkimpy refuses the message (recorded in ``not_signed`` as a permanent failure: the same
+    bytes would be refused again)."""
+    if signer is None:
+        return raw
+    try:
+        return signer.sign(raw)
+    except SigningError as error:
+        log.error("outbound %s: dkimpy cannot sign it: %s", outbound_id, error)
+        not_signed[outbound_id] = RelayError(f"DKIM: {error}", permanent=True)
+        return None
 
 
 _OUTBOX = OutboundMessage.__table__
