@@ -1,14 +1,16 @@
 """``pbem bench variants``: whole bot games of every §6 configuration, counted and timed.
 
 Each configuration (RULES.md §6.1 partnership, §6.2 kitty, §6.3 passing variants, §6.4 Turbo with
-§6.5 Booster Nines, §6.7 Dirty Nasty Filthy, and ``standard`` beside them) plays
+§6.5 Booster Nines, §6.7 Dirty Nasty Filthy, §6.6 Cancellation with 6, 8 and 10 players, and
+``standard`` beside them) plays
 ``games`` whole games between cheap bots (``random`` and ``heuristic``; a seat's bot drawn per game
 from the seed, or ``--bots`` cycled over the seats) to the end the rules say (``target``, or
 ``end_after_hands``; under ``moon=win`` a shoot ends it). Every decision (a Turbo charge too) goes
 through the engine as a move (``apply``, its move-log
 form read back first, as the server stores it), so a bot's illegal answer, a move the log cannot
 carry, or an engine error is an *error* of that configuration; so is a hand whose cards are not
-conserved (every card in play, the kitty's included, in exactly one seat's tricks) or a game not
+conserved (every card in play, the kitty's included, in exactly one seat's tricks; with two decks
+each card twice, the carried tricks' cards included) or a game not
 over after ``max_hands`` hands. The printout: per configuration, games played, errors (0 expected),
 moves, seconds (CPU of this process) and games per second.
 
@@ -94,6 +96,10 @@ TURBO_CONFIGURATIONS: tuple[Configuration, ...] = (
     Configuration("booster_nines", "standard", (("booster_nines", True),)),
 )
 
+#: RULES.md §6.6 Cancellation: two decks, with the fewest players, the preset's count and the most.
+CANCELLATION_CONFIGURATIONS: tuple[Configuration, ...] = tuple(
+    Configuration(f"cancellation players={n}", "cancellation", (("players", n),)) for n in (6, 8, 10))
+
 #: Every configuration the benchmark plays (the issue's list for §6.1 to §6.7, and ``standard``).
 CONFIGURATIONS: tuple[Configuration, ...] = (
     Configuration("standard", "standard"),
@@ -108,6 +114,7 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
       for form in ("first_trick", "first_penalty") for players in (3, 5) for exchange in (False, True)),
     *PASSING_CONFIGURATIONS,
     *TURBO_CONFIGURATIONS,
+    *CANCELLATION_CONFIGURATIONS,
 )
 
 
@@ -138,7 +145,18 @@ def _step(state: GameState, move: Move) -> GameState:
 
 
 def _check_conserved(state: GameState) -> None:
-    """Every card in play is in exactly one seat's tricks at the end of a hand (the kitty included)."""
+    """Every card in play is in exactly one seat's tricks at the end of a hand (the kitty included;
+    with two decks, RULES.md §6.6, each card twice: nothing is left carried on the table)."""
+    if state.decks == 2:
+        copies: dict[str, int] = {}
+        for cards in state.taken_cards():
+            for c in cards:
+                copies[c] = copies.get(c, 0) + 1
+        expected = state.rules.table.deck_cards
+        if sum(copies.values()) != len(expected) or any(copies.get(c, 0) != 2 for c in expected) or state.carried:
+            raise GameError(f"hand {state.hand_no}: the tricks hold {sum(copies.values())} cards, "
+                            f"{len(expected)} are in play (each twice)")
+        return
     union = 0
     count = 0
     for m in state.taken:
