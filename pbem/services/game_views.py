@@ -70,6 +70,7 @@ from pbem.engine import (
     ChargesRevealed,
     HandScored,
     IllegalMove,
+    TrickCancelled,
     TrickWon,
     apply,
     card_points,
@@ -122,6 +123,20 @@ class TrickLog:
     #: Booster Nines (RULES.md §6.5): a nine of the led suit boosted it; ``plays`` then holds both rounds
     #: (2n cards, each round leader first; fewer while the trick is on the table).
     boosted: bool = False
+    #: Cancellation (RULES.md §6.6): every card of the led suit was cancelled by its twin; the trick stays
+    #: on the table (``winner`` None, ``points`` its own) and goes with the next trick that has a winner:
+    #: ``went_with`` its number, once played.
+    cancelled: bool = False
+    went_with: int | None = None
+    #: The cancelled tricks' cards this trick's winner took with it (``points`` counts them too).
+    carried: tuple[str, ...] = ()
+    #: The hand's last trick had no winner: it went to ``winner``, who won the trick before it.
+    no_winner: bool = False
+
+    @property
+    def on_table(self) -> bool:
+        """The trick is being played (a cancelled trick is finished, though nobody took it yet)."""
+        return self.winner is None and not self.cancelled
 
     def rounds(self, players: int) -> tuple[tuple[tuple[int, str], ...], ...]:
         """The trick's plays by round: one round, or a boosted trick's two (RULES.md §6.5)."""
@@ -208,11 +223,40 @@ def visible_history(
 
     def trick_points(event: TrickWon, charged: Sequence[str]) -> int:
         """What the trick scores its taker: penalty points (charged values), and the bonus card's bonus
-        (Omnibus JD; doubled when charged, RULES.md §6.4)."""
+        (Omnibus JD; doubled when charged, RULES.md §6.4; once per copy, a carried pile's too, §6.6)."""
         bonus = 0
-        if rules.jd_bonus and rules.bonus_card in event.cards:
-            bonus = rules.jd_bonus * (2 if rules.bonus_card in charged else 1)
+        copies = (*event.cards, *event.carried).count(rules.bonus_card) if rules.jd_bonus else 0
+        if copies:
+            bonus = rules.jd_bonus * copies * (2 if rules.bonus_card in charged else 1)
         return event.points + bonus
+
+    def take_carried(hand: HandLog, number: int) -> None:
+        """The cancelled tricks still on the table went with trick ``number`` (RULES.md §6.6)."""
+        hand.tricks[:] = [replace(t, went_with=number) if t.cancelled and t.went_with is None else t
+                          for t in hand.tricks]
+
+    def fallback_trick(hand: HandLog) -> None:
+        """A complete trick of a log the engine does not replay, from the cards alone (RULES.md §6.6 with
+        two decks: identical cards cancel; a trick with no winner is carried, the last one goes to the
+        winner of the trick before it)."""
+        cards = [card for _, card in plays]
+        leader = plays[0][0]
+        number = len(hand.tricks) + 1
+        bonus = rules.jd_bonus * cards.count(rules.bonus_card) if rules.jd_bonus else 0
+        points = card_points(rules, cards) + bonus
+        winner = trick_winner(cards, leader, rules.players)
+        if winner is None and number < table.hand_size:
+            hand.tricks.append(TrickLog(number=number, leader=leader, plays=tuple(plays), winner=None,
+                                        points=card_points(rules, cards), cancelled=True))
+            return
+        carried = tuple(c for t in hand.tricks if t.cancelled and t.went_with is None for _, c in t.plays)
+        no_winner = winner is None
+        if no_winner:
+            winner = next((t.winner for t in reversed(hand.tricks) if t.winner is not None), leader)
+        points += card_points(rules, carried) + (rules.jd_bonus * carried.count(rules.bonus_card) if rules.jd_bonus else 0)
+        take_carried(hand, number)
+        hand.tricks.append(TrickLog(number=number, leader=leader, plays=tuple(plays), points=points, winner=winner,
+                                    carried=carried, no_winner=no_winner))
 
     def close_open_trick() -> None:
         if hands and plays:
@@ -260,11 +304,7 @@ def visible_history(
         elif move.kind == "play" and isinstance(mover, int):
             plays.append((mover, str(payload["card"])))
             if not replaying and len(plays) == rules.players:
-                cards = [card for _, card in plays]
-                bonus = rules.jd_bonus if rules.jd_bonus and rules.bonus_card in cards else 0
-                hands[-1].tricks.append(TrickLog(number=len(hands[-1].tricks) + 1, leader=plays[0][0],
-                                                 plays=tuple(plays), points=card_points(rules, cards) + bonus,
-                                                 winner=trick_winner(cards, plays[0][0], rules.players)))
+                fallback_trick(hands[-1])
                 plays.clear()
         elif move.kind == "moon" and isinstance(mover, int):
             hands[-1].moon_choices.append((mover, str(payload.get("choice", ""))))
@@ -273,10 +313,19 @@ def visible_history(
                 break
             if isinstance(event, TrickWon):
                 hand = hands[-1]
-                hand.tricks.append(TrickLog(number=len(hand.tricks) + 1, leader=event.leader,
+                number = len(hand.tricks) + 1
+                take_carried(hand, number)
+                hand.tricks.append(TrickLog(number=number, leader=event.leader,
                                             plays=tuple(plays), winner=event.winner,
                                             points=trick_points(event, state.charged_cards or charged_before),
-                                            boosted=event.boosted))
+                                            boosted=event.boosted, carried=tuple(event.carried),
+                                            no_winner=event.cancelled))
+                plays.clear()
+            elif isinstance(event, TrickCancelled):
+                # RULES.md §6.6: the trick stays on the table; its cards go with the next trick won.
+                hand = hands[-1]
+                hand.tricks.append(TrickLog(number=len(hand.tricks) + 1, leader=event.leader, plays=tuple(plays),
+                                            winner=None, points=event.points, cancelled=True))
                 plays.clear()
             elif isinstance(event, ChargesRevealed):
                 hands[-1].charges = tuple(tuple(c) for c in event.charges)
@@ -312,8 +361,11 @@ def kitty_history(moves: Iterable[LoggedMove], rules: Rules) -> list[KittyLog]:
     state = GameState.new(rules)
     logs: list[KittyLog] = []
     for logged in moves:
-        move = move_from_dict(dict(logged.payload))
-        state, events = apply(state, move)
+        try:
+            move = move_from_dict(dict(logged.payload))
+            state, events = apply(state, move)
+        except (IllegalMove, KeyError, TypeError, ValueError):
+            break  # a log the engine does not replay (a hand-written one): no kitty known from here
         if logged.kind == "deal":
             logs.append(KittyLog(cards=state.kitty))
         elif not logs:
@@ -347,6 +399,14 @@ class GamePage:
     facts: SeatFacts | None = None
     #: With a partnership: each scored hand's points by team (RULES.md §6.1).
     team_history: tuple[tuple[int, ...], ...] = ()
+    #: Who takes the kitty (RULES.md §6.2, §6.6): "first_trick", "first_penalty", "penalty" or "none".
+    kitty_form: str = "none"
+    #: The last finished trick of the hand as the history has it (its carried pile, RULES.md §6.6).
+    last_trick: TrickLog | None = None
+    #: Cancellation (RULES.md §6.6): the points of the cancelled tricks lying on the table, and by seat
+    #: the penalty cards taken so far this hand (copies named twice; the kitty as this seat may see it).
+    carried_points: int = 0
+    penalty_cards_taken: tuple[tuple[str, ...], ...] = ()
 
     @property
     def players(self) -> int:
@@ -357,7 +417,9 @@ def visible_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any
     """The engine's ``seat_view`` of ``state``, what the taker alone holds of the kitty left out of
     what the other seats see taken and of their points (:mod:`pbem.services.seat_knowledge`)."""
     view = seat_view(state, seat)
-    view["taken"] = [list(cards) for cards in facts.taken]
+    if state.decks == 1:
+        # With two decks the engine's own lists (the same hiding rule) name a card taken twice twice.
+        view["taken"] = [list(cards) for cards in facts.taken]
     view["points_taken"] = list(facts.points)
     for key in ("kitty", "discarded", "kitty_discards"):
         view.pop(key, None)  # only through ``facts``, which knows who may see them
@@ -384,6 +446,7 @@ def build_page(
     facts = seat_facts(state, seat)
     view = visible_view(state, seat, facts)
     hands = visible_history(moves, seat=seat, rules=state.rules, results=view["history"])
+    finished = [t for t in hands[-1].tricks if not t.on_table] if hands else []
     return GamePage(
         game_id=game_id,
         seat=seat,
@@ -397,6 +460,10 @@ def build_page(
         facts=facts,
         team_history=tuple(team_values(state.rules, entry["points"]) for entry in view["history"]) if facts.teams
         else (),
+        kitty_form=state.rules.table.kitty_form,
+        last_trick=finished[-1] if finished and view["last_trick"] is not None else None,
+        carried_points=card_points(state.rules, view["carried"]),
+        penalty_cards_taken=tuple(tuple(c for c in pile if card_points(state.rules, (c,))) for pile in view["taken"]),
     )
 
 
