@@ -8,6 +8,7 @@ Its commands call the services (and start the other fronts); they queue work onl
 - ``mail``: ``pbem mail inject|list|show|retry``;
 - ``player``: ``pbem player export|forget`` (a player's data);
 - ``db``: ``pbem db upgrade|current``;
+- ``dns``: ``pbem dns`` (the DNS records to publish) and ``pbem dkim keygen`` (a signing key);
 - ``run``: the running processes ``pbem serve``, ``smtp``, ``worker``, ``beat``;
 - ``web``: ``pbem web`` (gunicorn);
 - ``sim``: ``pbem simulate``; ``bench``: ``pbem bench …``.
@@ -21,12 +22,12 @@ from __future__ import annotations
 import click
 
 from pbem import __version__
-from pbem.cli import bench, db, game, mail, player, run, sim, web
+from pbem.cli import bench, db, dns, game, mail, player, run, sim, web
 
 __all__ = ["main"]
 
 
-@click.group(commands=[bench.bench, db.db, game.game, mail.mail, player.player, run.beat, run.serve, run.smtp,
+@click.group(commands=[bench.bench, db.db, dns.dkim, dns.dns, game.game, mail.mail, player.player, run.beat, run.serve, run.smtp,
                        run.worker, sim.simulate, web.web])
 @click.version_option(__version__, prog_name="pbem")
 def main() -> None:
