@@ -349,6 +349,7 @@ def test_a_cancelled_trick_stays_on_the_table_and_its_leader_leads_again():
     leader, trick, winner, points = state.last_trick
     assert (leader, names(trick), winner, points) == (0, tuple(cards(T1)), -1, 14)
     assert state.carried == tuple(cards(T1)) and state.carried_tricks == 1
+    assert state.last_carried == () and not state.last_trick_cancelled
     assert state.points == (0,) * 8 and state.tricks_won == (0,) * 8
     assert state.taken_cards() == ((),) * 8
     # every seat's view shows the pile (it is public)
@@ -382,6 +383,9 @@ def test_several_cancelled_tricks_in_a_row_accumulate():
     state, events = play_logged(state, T3)
     assert of(events, TrickWon) == [TrickWon(3, 0, tuple(cards(T3)), 1, 14, False, tuple(cards(T1) + cards(T2)), False)]
     assert state.tricks_won == (0, 3, 0, 0, 0, 0, 0, 0)
+    assert state.last_carried == tuple(cards(T1) + cards(T2)) and not state.last_trick_cancelled
+    again = GameState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert again == state and again.last_carried == state.last_carried
     assert Counter(state.taken_cards()[1]) == Counter(cards(T1) + cards(T2) + cards(T3))
     # the rest of the hand: every penalty point in play is taken, the hand is scored
     state, events = play_out(state)
@@ -505,6 +509,8 @@ def test_the_last_trick_with_no_winner_goes_to_the_winner_of_the_trick_before_it
     assert (last.trick_no, last.leader, last.winner, last.cancelled) == (17, 1, 1, True)
     assert last.carried == carried and two_deck_winner(last.cards, 1, 6) is None
     assert last.points == value(R6, carried + last.cards)
+    assert state.last_trick_cancelled and state.last_carried == carried
+    assert state.last_trick[2] == 1 and names(state.last_trick[1]) == last.cards
     hs = scored(events)
     assert hs.tricks_won == (0, 17, 0, 0, 0, 0)
     # seat 1 took all 104 cards: both copies of every penalty card, a moon of M = 52
@@ -590,3 +596,48 @@ def test_the_kitty_counts_for_the_moon():
     hs = scored(events)
     assert state.kitty_taker == 1 and state.points[1] == 26 + value(r, of(events, TrickWon)[0].cards[2:])
     assert hs.moon is None and sum(state.points) == 52
+
+
+# -- a carried pile and the rest of the hand ------------------------------------------------------------
+
+
+def test_with_sun_a_carried_pile_keeps_the_rest_of_the_hand_open():
+    """``unplayed_can_change_score`` (the services play the rest of a hand automatically when it is False)
+    must count a carried pile as tricks still to take: a seat that won every trick with a winner can
+    still take every trick, a sun (RULES.md §3 ``sun``, §6.6), though no penalty card is left to play."""
+    r = rules(6, sun=True)
+    # Seat 0 leads AC AC KC KC QC QC JC and wins them: seats 2 to 5, without clubs, throw their seven
+    # penalty cards each (every heart and both QS); seat 1 follows low. Trick 8: seat 0 leads 8C, seat 1's
+    # 8C cancels it, nobody else has a club: carried with no points, and nothing scoring is left to play.
+    hands = {0: "2C 6C 7C 7C 8C 9C 9C TC TC JC JC QC QC KC KC AC AC", 1: "2C 3C 3C 4C 4C 5C 5C 6C 8C",
+             2: "2H 2H 3H 3H 4H 4H 5H", 3: "5H 6H 6H 7H 7H 8H 8H", 4: "9H 9H TH TH JH JH QH",
+             5: "QH KH KH AH AH QS QS"}
+    state = two_deck_start(r, hands, kitty="2D 3D", voids=NO_CLUBS)
+
+    def follow(state):
+        legal = state.legal_cards()
+        twins = [c for c in legal if c in names(state.trick)]
+        penalty = [c for c in legal if card_value(r, c) > 0]
+        return (twins or penalty[-1:] or legal)[0]
+
+    for lead in cards("AC AC KC KC QC QC JC 8C"):
+        state = play(state, lead)
+        while state.trick:
+            state = play(state, follow(state))
+    assert state.tricks_won == (7, 0, 0, 0, 0, 0) and state.tricks_played == 8 and state.carried_tricks == 1
+    assert state.points[0] == 52 and state.to_move == 0
+    # the rest decides whether seat 0 takes every trick: 6C (seat 1's 6C cancels it) and then 2C, a sun
+    # (2M to each other seat); 2C first (seat 1's 6C wins it and the pile), only the moon (M each)
+    scores = {}
+    for first in ("6C", "2C"):
+        s = play(state, first)
+        while s.trick:
+            s = play(s, follow(s))
+        s, events = play_out(s, policy=lambda st: "2C" if st.to_move == 0 and "2C" in st.legal_cards()
+                             else st.legal_cards()[0])
+        scores[first] = scored(events)
+    assert scores["6C"].moon == Moon(0, "sun", "old") and scores["6C"].points == (0,) + (104,) * 5
+    assert scores["2C"].moon == Moon(0, "moon", "old") and scores["2C"].points == (0,) + (52,) * 5
+    assert scores["2C"].tricks_won[0] < 17
+    assert state.unplayed_can_change_score(), "a sun is still open: the rest of the hand is not to be auto-played"
+
