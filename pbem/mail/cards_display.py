@@ -14,9 +14,11 @@ from markupsafe import Markup, escape
 __all__ = [
     "DISPLAY_SUIT_ORDER",
     "RED",
+    "TWICE",
     "SUIT_SYMBOLS",
     "card_html",
     "card_text",
+    "counted",
     "group_by_suit",
     "is_red",
     "rank_text",
@@ -39,9 +41,22 @@ def _check(card: str) -> None:
         raise ValueError(f"not a canonical card: {card!r}")
 
 
-def ranks_text(cards: Iterable[str], separator: str = "  ") -> str:
-    """The ranks of cards of one suit, as a hand shows them: ``4  K  A``."""
-    return separator.join(rank_text(card[0]) for card in cards)
+#: How a card held (or named) twice is shown, two decks (RULES.md §6.6): ``Q♠ ×2``, ``Q ×2`` in a hand row.
+TWICE = "\u00a0×2"  # a no-break space: the text wrapping never parts it from its card
+
+
+def ranks_text(cards: Iterable[str], separator: str = "  ", twice: str = TWICE) -> str:
+    """The ranks of cards of one suit, as a hand shows them: ``4  K  A``; a card held twice (two
+    decks, RULES.md §6.6) once with ``twice`` after it: ``4  Q ×2  A``."""
+    return separator.join(rank_text(card[0]) + (twice if count > 1 else "") for card, count in counted(cards))
+
+
+def counted(cards: Iterable[str]) -> list[tuple[str, int]]:
+    """Each card once with how many times it is named, in the order of their first mention."""
+    counts: dict[str, int] = {}
+    for card in cards:
+        counts[card] = counts.get(card, 0) + 1
+    return list(counts.items())
 
 
 def rank_text(rank: str) -> str:

@@ -122,6 +122,24 @@ class FinishedTrick:
     winner: int
     points: int
     boosted: bool = False
+    #: Two decks (RULES.md §6.6 Cancellation): every card of the led suit was cancelled by its twin.
+    #: With ``winner`` -1 the trick stays on the table for the next trick's winner (the same player
+    #: leads again); with a winner, it was the hand's last trick, given to the winner of the trick
+    #: before it (or, when no trick had a winner, to its leader).
+    cancelled: bool = False
+    #: The cards of cancelled tricks this trick's winner took with it (in play order; its ``points``
+    #: count them).
+    carried: tuple[str, ...] = ()
+
+    @property
+    def stays(self) -> bool:
+        """Cancelled and left on the table (RULES.md §6.6): nobody took it (yet)."""
+        return self.cancelled and self.winner < 0
+
+    @property
+    def twins(self) -> tuple[str, ...]:
+        """The cards played twice to this trick, which cancel each other (RULES.md §6.6), in play order."""
+        return _twins(self.plays)
 
     @property
     def first_round(self) -> tuple[Play, ...]:
@@ -136,6 +154,16 @@ class FinishedTrick:
     def booster(self) -> Play | None:
         """The nine that boosted the trick: the first nine of the led suit in its first round."""
         return _booster(self.first_round) if self.boosted else None
+
+
+def _twins(plays: tuple[Play, ...]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    twins: list[str] = []
+    for play in plays:
+        if play.card in seen and play.card not in twins:
+            twins.append(play.card)
+        seen.add(play.card)
+    return tuple(twins)
 
 
 def _booster(first_round: tuple[Play, ...]) -> Play | None:
@@ -307,6 +335,12 @@ class GameContext:
     booster_nines: bool = False
     trick_boosted: bool = False
     boost_round: bool = False
+    #: Two decks (RULES.md §6.6 Cancellation): ``decks`` is 2, a hand may hold a card twice (``hand``
+    #: names it twice); ``carried`` the cards of the cancelled tricks lying on the table (in play
+    #: order, public), which go to the next trick's winner, and how many tricks they are.
+    decks: int = 1
+    carried: tuple[str, ...] = ()
+    carried_tricks: int = 0
 
     @property
     def players(self) -> int:
@@ -341,6 +375,11 @@ class GameContext:
     def booster(self) -> Play | None:
         """The nine that boosts the trick on the table, once it is down."""
         return _booster(self.trick[: len(self.names)]) if self.trick_boosted else None
+
+    @property
+    def trick_twins(self) -> tuple[str, ...]:
+        """The cards played twice to the trick on the table so far, which cancel each other (RULES.md §6.6)."""
+        return _twins(self.trick) if self.decks == 2 else ()
 
     @property
     def my_turn(self) -> bool:

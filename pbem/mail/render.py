@@ -229,26 +229,30 @@ def _make_filters(locale: Locale, html: bool) -> dict[str, object]:
         return format_list(list(items), style=style, locale=locale)
 
     def cards(values: Iterable[str], style: str = "standard") -> str:
-        """Cards as a sentence's list, sorted as in a hand: "3♣ and 9♣", "A♠, Q♠ or 5♠"."""
-        ordered = cd.sort_cards(values)
+        """Cards as a sentence's list, sorted as in a hand: "3♣ and 9♣", "A♠, Q♠ or 5♠"; a card
+        named twice (two decks, RULES.md §6.6) once, as "Q♠ ×2"."""
+        ordered = cd.counted(cd.sort_cards(values))
         if not ordered:
             return ""
         if html:  # the card spans are our own markup: no escaping needed
-            return Markup(format_list([str(cd.card_html(c)) for c in ordered], style=style,
-                                      locale=locale))
-        return format_list([cd.card_text(c) for c in ordered], style=style, locale=locale)
+            return Markup(format_list([str(cd.card_html(c)) + ("&nbsp;×2" if k > 1 else "") for c, k in ordered],
+                                      style=style, locale=locale))
+        return format_list([cd.card_text(c) + (cd.TWICE if k > 1 else "") for c, k in ordered], style=style,
+                           locale=locale)
 
     def card_row(values: Iterable[str], sort: bool = True) -> str:
         """Cards as plain symbols separated by spaces, in both formats ("4♥ 7♥"): for one-line
         texts such as the inbox preview, which no client colours.  Sorted as in a hand unless
-        ``sort`` is false (a queue keeps its order).  (A filter rather than
-        ``map("card")|join(" ")``, which was most of the preview line's time.)"""
-        return " ".join([cd.card_text(c) for c in (cd.sort_cards(values) if sort else values)])
+        ``sort`` is false (a queue keeps its order); a card held twice in a sorted row once, "Q♠ ×2".
+        (A filter rather than ``map("card")|join(" ")``, which was most of the preview line's time.)"""
+        if not sort:
+            return " ".join([cd.card_text(c) for c in values])
+        return " ".join([cd.card_text(c) + (cd.TWICE if k > 1 else "") for c, k in cd.counted(cd.sort_cards(values))])
 
     def ranks(group: Sequence[str]) -> str:
-        """One suit's ranks as a hand row shows them."""
+        """One suit's ranks as a hand row shows them (a card held twice: "Q ×2")."""
         if html:
-            return Markup(cd.ranks_text(group, "&nbsp;&nbsp;"))
+            return Markup(cd.ranks_text(group, "&nbsp;&nbsp;", "&nbsp;×2"))
         return cd.ranks_text(group)
 
     def names(values: Iterable[str], style: str = "standard") -> str:

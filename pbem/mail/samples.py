@@ -481,7 +481,7 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
         ],
     }
     for kind, extra in (*variants.items(), *_passing_samples(ctx, game, passing).items(),
-                        *_turbo_samples(ctx, game, over).items()):
+                        *_turbo_samples(ctx, game, over).items(), *_cancellation_samples(ctx).items()):
         samples[kind] = samples.get(kind, []) + extra
     return samples
 
@@ -817,4 +817,70 @@ def _time_samples(ctx, me: Recipient, game: GameContext, passing: GameContext,
             ctx(SeatReplaced(2, NAMES[2], "Ana"), waiting),
             ctx(SeatReplaced(1, NAMES[1], "Ana", game_id=42), None),
         ],
+    }
+
+
+#: Cancellation Hearts (RULES.md §6.6): ten players, two decks, 10 cards each and a kitty of 4.
+NAMES10 = (*NAMES, "Émile Noël", "Fátima Araújo", "Gheorghe Ionescu", "Hélène", "Ioana Pop", "Jürgen")
+CANCELLATION_RULES = {"preset": "cancellation", "players": 10, "decks": 2, "pass_count": 3,
+                      "pass_cycle": ["left", "right"], "first_lead": "left_of_dealer", "no_pts_on_first_trick": False,
+                      "must_break_hearts": True, "heart_values": "one", "qs_penalty": 13, "moon": "old",
+                      "target": 100, "lowest_wins": True, "tie": "play_on"}
+TWO_DECKS = dict(decks=2, names=NAMES10, kitty_form="first_trick", kitty_size=4)
+
+
+def _ten(*cards: str, leader: int = 0) -> tuple[Play, ...]:
+    return tuple(Play((leader + k) % 10, card) for k, card in enumerate(cards))
+
+
+def _cancellation_samples(ctx) -> dict[str, list[MailContext]]:
+    """The mails of two decks (RULES.md §6.6) at a table of ten: a card held twice (``Q♠ ×2``), the
+    pass that may name a card twice, identical cards cancelling, a trick left on the table and its
+    carried pile, a trick taken with it, the last trick given to the previous trick's winner, the
+    leftover kitty for the first trick's winner, and the summaries of ten players."""
+    zeros = (0,) * 10
+    totals = (12, 30, 7, 0, 19, 26, 4, 11, 8, 13)
+    history = (HandResult(1, totals, totals),)
+    # Trick 3: every spade cancelled by its twin (both 5♠, both K♠): it stays on the table.
+    stays = FinishedTrick(3, _ten("5S", "KS", "5S", "2D", "KS", "3C", "7H", "4D", "9C", "6D", leader=4), -1, 1,
+                          cancelled=True)
+    won = FinishedTrick(4, _ten("QD", "2D", "KD", "4D", "QD", "8D", "TD", "3D", "JD", "5D", leader=4), 6, 1,
+                        carried=tuple(p.card for p in stays.plays))
+    # Trick 4, led again by Émile: both 6♠ cancel so far; João holds Q♠ twice.
+    game = sample_game(**TWO_DECKS, hand_number=2, pass_direction="right", trick_number=4, history=history,
+                       totals=totals, hand_points=(0, 0, 0, 3, 0, 0, 0, 0, 0, 0), kitty_taker=3, kitty_trick=1,
+                       hand=("QS", "QS", "AS", "KH", "KH", "9C", "AD"), legal=("QS", "AS"),
+                       trick=_ten("6S", "JS", "6S", "2S", "TS", "3S", "8S", leader=4), to_move=1, last_trick=stays,
+                       carried=tuple(p.card for p in stays.plays), carried_tricks=1,
+                       passed=("2C", "2C", "JH"), received=("AD", "KH", "9C"))
+    after = replace(game, trick=(), to_move=6, legal=(), last_trick=won, carried=(), carried_tricks=0,
+                    trick_number=5, hand_points=(0, 0, 0, 3, 0, 0, 1, 0, 0, 0))
+    passing = replace(game, phase="pass", trick=(), last_trick=None, to_move=None, legal=(), waiting_for=(0, 1, 5),
+                      hand_points=zeros, passed=(), received=(), carried=(), carried_tricks=0, kitty_taker=None,
+                      kitty_trick=None, hand=("QS", "QS", "AS", "4S", "KH", "2C", "2C", "9C", "AD", "AD"))
+    # The hand's last trick: both A♠ and both 9♠ cancel; it goes to the winner of trick 9, Hélène.
+    last = FinishedTrick(10, _ten("AS", "AS", "9S", "9S", "2H", "3H", "4D", "6H", "TC", "8H", leader=2), 7, 4,
+                         cancelled=True)
+    hand = HandResult(2, (0, 13, 2, 9, 0, 3, 5, 14, 4, 2), (12, 43, 9, 9, 19, 29, 9, 25, 12, 15))
+    over = replace(game, phase="over", trick=(), to_move=None, legal=(), hand=(), last_trick=None, carried=(),
+                   totals=(102, 43, 9, 9, 19, 29, 9, 25, 12, 15),
+                   history=history + (hand, HandResult(3, (90, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+                                                       (102, 43, 9, 9, 19, 29, 9, 25, 12, 15))))
+    return {
+        "your_turn": [ctx(YourTurn("play"), game),
+                      ctx(YourTurn("pass", started=True, rules=CANCELLATION_RULES),
+                          replace(passing, hand_number=1, history=(), totals=zeros, table_talk=()))],
+        "trick_done": [ctx(TrickDone(tricks=(stays,)), replace(game, to_move=4, legal=(), trick=())),
+                       ctx(TrickDone(tricks=(stays, won)), after)],
+        "status": [ctx(Status(), game)],
+        "hand_summary": [ctx(HandSummary(hand, tricks=(last,), kitty=("7H", "7H", "2S", "JC"), kitty_taker=3,
+                                         kitty_trick=1,
+                                         taken=(Taken(0), Taken(1, 0, ("QS", "QS")), Taken(2, 2), Taken(3, 9),
+                                                Taken(4), Taken(5, 3), Taken(6, 5), Taken(7, 1, ("QS",)),
+                                                Taken(8, 4), Taken(9, 2))),
+                             replace(after, hand_number=3, history=history + (hand,), totals=hand.totals))],
+        "game_summary": [ctx(GameSummary(winners=(2, 3, 6), totals=over.totals), over)],
+        "rules": [ctx(Rules(CANCELLATION_RULES))],
+        "history": [ctx(MoveHistory((HistoryHand(2, "right", passed=("2C", "2C", "JH"), tricks=(stays, won),
+                                                 on_table=game.trick, kitty_taker=3, kitty_trick=1),)), game)],
     }

@@ -36,7 +36,7 @@ from pbem.engine import (
     card_points,
     chargeable_cards,
 )
-from pbem.engine.cards import CARD_NAMES, cards_of
+from pbem.engine.cards import CARD_NAMES
 from pbem.mail import context as mc
 from pbem.mail.addresses import claimed_game_id, make_reply_address
 from pbem.mail.reading.message import IncomingMail
@@ -167,6 +167,10 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
             winner=winner,
             points=points,
             boosted=len(cards) > n,  # RULES.md §6.5: a boosted trick holds two rounds
+            # RULES.md §6.6: winner -1, every led-suit card cancelled (the trick stays on the table);
+            # a trick won with the carried pile counts its points (its cards, when the state says them).
+            cancelled=winner < 0,
+            carried=tuple(state.last_carried) if winner >= 0 else (),
         )
     waiting_for = tuple(state.seats_to_act())
     to_act = frozenset(waiting_for)
@@ -222,7 +226,7 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         legal=state.legal_cards() if state.phase == PLAY and state.to_move == seat else (),
         hearts_broken=state.hearts_broken,
         passed=() if own_pass is None else _names(own_pass),
-        received=_mask_names(state.received[seat]) if state.phase != PASS else (),
+        received=tuple(state.received_cards(seat)) if state.phase != PASS else (),  # a card received twice, twice
         history=table.history,
         target=None if rules.end_after_hands else rules.target,
         end_after_hands=rules.end_after_hands,
@@ -234,7 +238,7 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         partner=facts.partner,
         team_totals=facts.team_totals,
         team_points=facts.team_points,
-        kitty_form=rules.kitty,
+        kitty_form=rules.table.kitty_form,  # two decks: the leftovers, for the first trick's winner (§6.6)
         kitty_size=facts.kitty_size,
         kitty_exchange=rules.kitty_exchange,
         kitty_taker=facts.kitty_taker,
@@ -251,6 +255,9 @@ def game_context(svc: Services, game: Game, seats: list[Seat], state: GameState,
         booster_nines=rules.booster_nines,
         trick_boosted=rules.booster_nines and facts.trick_boosted,
         boost_round=rules.booster_nines and facts.boost_round,
+        decks=state.decks,
+        carried=tuple(state.carried),
+        carried_tricks=getattr(state, "carried_tricks", 0),
     )
 
 
@@ -282,10 +289,6 @@ def turbo_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any]:
 
 def _names(indices: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(CARD_NAMES[i] for i in indices)
-
-
-def _mask_names(mask: int) -> tuple[str, ...]:
-    return cards_of(mask)
 
 
 def seat_view(svc: Services, game: Game | None, player: Player | None) -> mc.GameContext | None:

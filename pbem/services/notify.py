@@ -66,6 +66,7 @@ from pbem.engine import (
     HandDealt,
     HandScored,
     PassesExchanged,
+    TrickCancelled,
     TrickWon,
     card_points,
     trick_winner,
@@ -145,10 +146,11 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     after = set(state.seats_to_act())
     scored = [e for e in turn.events if isinstance(e, HandScored)]
     over = next((e for e in turn.events if isinstance(e, GameOver)), None)
-    tricks = [e for e in turn.events if isinstance(e, TrickWon)]
+    tricks = [e for e in turn.events if isinstance(e, (TrickWon, TrickCancelled))]  # RULES.md §6.6: a cancelled one too
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
     this_hand = current_hand_events(turn.events)
-    hand_tricks_now = tuple(finished_trick(e, state.players) for e in this_hand if isinstance(e, TrickWon))
+    hand_tricks_now = tuple(finished_trick(e, state.players) for e in this_hand
+                            if isinstance(e, (TrickWon, TrickCancelled)))
     exchanged = any(isinstance(e, PassesExchanged) for e in this_hand)
     passed = {e.seat for e in this_hand if isinstance(e, CardsPassed)}
     charged = {e.seat for e in this_hand if isinstance(e, CardsCharged)}
@@ -253,10 +255,16 @@ def current_hand_events(events: list[Any]) -> list[Any]:
     return events[last + 1:]
 
 
-def finished_trick(event: TrickWon, players: int) -> mc.FinishedTrick:
+def finished_trick(event: TrickWon | TrickCancelled, players: int) -> mc.FinishedTrick:
+    """A trick as the mails show it: a boosted one's two rounds (RULES.md §6.5); with two decks
+    (§6.6) a cancelled one left on the table (winner -1), the carried cards taken with a trick, a
+    last trick with no winner given to the winner of the trick before it."""
     plays = tuple(mc.Play((event.leader + k) % players, card) for k, card in enumerate(event.cards))
+    if isinstance(event, TrickCancelled):
+        return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=-1, points=event.points, cancelled=True)
     return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points,
-                            boosted=len(event.cards) > players)  # RULES.md §6.5: two rounds
+                            boosted=len(event.cards) > players,  # RULES.md §6.5: two rounds
+                            cancelled=event.cancelled, carried=tuple(event.carried))
 
 
 def hands_tricks(events: list[Any], players: int) -> dict[int, tuple[mc.FinishedTrick, ...]]:
@@ -266,7 +274,7 @@ def hands_tricks(events: list[Any], players: int) -> dict[int, tuple[mc.Finished
     out: dict[int, tuple[mc.FinishedTrick, ...]] = {}
     hand: list[mc.FinishedTrick] = []
     for event in events:
-        if isinstance(event, TrickWon):
+        if isinstance(event, (TrickWon, TrickCancelled)):
             hand.append(finished_trick(event, players))
         elif isinstance(event, HandDealt):
             hand = []
@@ -300,13 +308,28 @@ def logged_tricks(session: Session, turn: Turn) -> list[mc.FinishedTrick]:
     state = turn.state
     n = state.players
     out = []
-    for number, (leader, indices) in enumerate(hand_tricks(session, turn.game, state), start=1):
+    pile: list[str] = []  # RULES.md §6.6: the cancelled tricks' cards, for the next trick's winner
+    pile_points = 0
+    last_winner = -1
+    tricks = hand_tricks(session, turn.game, state)
+    for number, (leader, indices) in enumerate(tricks, start=1):
         cards = [CARD_NAMES[i] for i in indices]
         plays = tuple(mc.Play((leader + k) % n, c) for k, c in enumerate(cards))
         # The hand's charged values (RULES.md §6.4; the charges are known before its first lead).
         points = sum(state.card_value(c) for c in cards) if state.rules.turbo else card_points(state.rules, cards)
-        out.append(mc.FinishedTrick(number=number, plays=plays, winner=trick_winner(cards, leader, n),
-                                    points=points, boosted=len(cards) > n))
+        winner = trick_winner(cards, leader, n)
+        if winner is None and number < state.rules.table.hand_size:
+            # Every led-suit card cancelled (two decks): the trick stays on the table.
+            out.append(mc.FinishedTrick(number=number, plays=plays, winner=-1, points=points, cancelled=True))
+            pile += cards
+            pile_points += points
+            continue
+        cancelled = winner is None  # the hand's last trick: to the previous trick's winner, or its leader
+        if winner is None:
+            winner = last_winner if last_winner >= 0 else leader
+        out.append(mc.FinishedTrick(number=number, plays=plays, winner=winner, points=points + pile_points,
+                                    boosted=len(cards) > n, cancelled=cancelled, carried=tuple(pile)))
+        pile, pile_points, last_winner = [], 0, winner
     return out
 
 

@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pbem.engine import CALL, CHARGE, DEAL, OVER, GameState, Rules
-from pbem.engine.cards import cards_of
 
 __all__ = ["Call", "SeatFacts", "decline_allowed", "hand_over", "sees_kitty", "seat_facts", "team_values", "teams_of"]
 
@@ -145,7 +144,8 @@ def seat_facts(state: GameState, seat: int) -> SeatFacts:
     # The engine says which cards lie face down in the taker's tricks (one place for that rule).
     public = taker is None or sees
     points = state.points if public else state.public_points()
-    taken = state.taken if public else state.public_taken()
+    # By name, a card taken twice named twice (RULES.md §6.6: two decks).
+    taken = state.taken_cards() if public else state.public_taken_cards()
     return SeatFacts(
         seat=seat,
         partnership=rules.partnership,
@@ -154,7 +154,7 @@ def seat_facts(state: GameState, seat: int) -> SeatFacts:
         team_totals=tuple(state.team_totals),
         team_points=tuple(sum(points[s] for s in team) for team in teams),  # the tricks' points, pooled
         points=tuple(points),
-        taken=tuple(cards_of(mask) for mask in taken),
+        taken=tuple(tuple(cards) for cards in taken),
         kitty_size=rules.table.kitty_size,
         kitty_taker=taker,
         kitty_trick=state.kitty_trick if taker is not None else None,

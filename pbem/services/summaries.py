@@ -45,7 +45,6 @@ from pbem.engine import (
     new_game,
     trick_winner,
 )
-from pbem.engine.cards import cards_of
 from pbem.mail import context as mc
 from pbem.mail.chart import PALETTE, chart_labels, hex_colour, score_chart
 from pbem.mail.i18n import normalise_language
@@ -72,9 +71,10 @@ def scored_cards(rules: Rules) -> tuple[str, ...]:
 
 
 def _taken(piles: Sequence[Sequence[str]], named: tuple[str, ...]) -> tuple[mc.Taken, ...]:
+    """Each pile's heart cards counted and its named cards (a card taken twice, with two decks, twice)."""
     return tuple(
         mc.Taken(seat=seat, hearts=sum(1 for c in pile if c.endswith("H")),
-                 cards=tuple(c for c in named if c in pile))
+                 cards=tuple(c for c in named for _ in range(list(pile).count(c))))
         for seat, pile in enumerate(piles)
     )
 
@@ -87,7 +87,7 @@ def hands_taken(before: GameState, events: Iterable[Event],
     taker's tricks; ``kitties``: ``Turn.kitties``, each hand's kitty as it ended)."""
     rules = before.rules
     named = scored_cards(rules)
-    piles = [list(cards_of(mask)) for mask in before.taken]
+    piles = [list(cards) for cards in before.taken_cards()]  # a card taken twice, twice (RULES.md §6.6)
     out: dict[int, tuple[mc.Taken, ...]] = {}
     hand_no = before.hand_no
     for event in events:
@@ -95,7 +95,7 @@ def hands_taken(before: GameState, events: Iterable[Event],
             piles = [[] for _ in range(rules.players)]
             hand_no = event.hand_no
         elif isinstance(event, TrickWon):
-            piles[event.winner] += event.cards
+            piles[event.winner] += event.cards + tuple(event.carried)  # RULES.md §6.6: the carried pile too
         elif isinstance(event, (KittyTaken, KittyDiscarded)):
             kitty = (kitties or {}).get(hand_no)
             if kitty is not None:
@@ -116,15 +116,16 @@ def logged_moves(session: Session, game: Game) -> list[tuple[str, int | None, di
 
 def won_tricks(moves: Iterable[tuple[str, int | None, Mapping[str, Any]]], rules: Rules
                ) -> Iterable[tuple[int, Sequence[str]]]:
-    """(winner, cards) of every finished trick of the game, in order, from the move log. With Booster
-    Nines a trick may have two rounds (RULES.md §6.5): the engine says which, replaying the log."""
-    if rules.booster_nines:
+    """(winner, cards) of every trick taken in the game, in order, from the move log. With Booster
+    Nines a trick may have two rounds (RULES.md §6.5), and with two decks a cancelled trick goes with
+    a later one (§6.6, its cards among that one's): the engine says which, replaying the log."""
+    if rules.booster_nines or rules.decks == 2:
         state = new_game(rules)
         for _kind, _seat, payload in moves:
             state, events = apply(state, move_from_dict(dict(payload)))
             for event in events:
                 if isinstance(event, TrickWon):
-                    yield event.winner, event.cards
+                    yield event.winner, event.cards + tuple(event.carried)
         return
     n = rules.players
     trick: list[tuple[int, str]] = []
@@ -237,11 +238,14 @@ def history_hands(moves: Sequence[tuple[str, int | None, Mapping[str, Any]]], *,
     hands = []
     for hand in visible_history(logged, seat=seat, rules=state.rules):
         done = tuple(
-            mc.FinishedTrick(number=t.number, plays=tuple(mc.Play(s, c) for s, c in t.plays), winner=t.winner,
-                             points=t.points or 0, boosted=len(t.plays) > state.players)  # RULES.md §6.5
-            for t in hand.tricks if t.winner is not None
+            mc.FinishedTrick(number=t.number, plays=tuple(mc.Play(s, c) for s, c in t.plays),
+                             winner=-1 if t.winner is None else t.winner,
+                             points=t.points or 0, boosted=len(t.plays) > state.players,  # RULES.md §6.5
+                             # RULES.md §6.6: left on the table, or the last trick with no winner, or won with the pile
+                             cancelled=t.cancelled or t.no_winner, carried=t.carried)
+            for t in hand.tricks if not t.on_table
         )
-        on_table = next((tuple(mc.Play(s, c) for s, c in t.plays) for t in hand.tricks if t.winner is None), ())
+        on_table = next((tuple(mc.Play(s, c) for s, c in t.plays) for t in hand.tricks if t.on_table), ())
         hands.append(mc.HistoryHand(
             number=hand.number,
             pass_direction=hand.pass_direction,  # type: ignore[arg-type]

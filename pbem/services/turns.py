@@ -133,7 +133,7 @@ def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
     append_move(session, turn.game, move, inbound_id=turn.inbound_id, now=turn.now)
     turn.state = state
     turn.events.extend(events)
-    if state.rules.kitty != "none":
+    if state.rules.table.kitty_size:  # a §6.2 kitty, or two decks' leftovers (§6.6)
         for event in events:
             if isinstance(event, HandScored):  # the state still holds the hand that ended
                 turn.kitties[event.hand_no] = HandKitty(tuple(state.kitty), state.kitty_taker, state.kitty_trick,

@@ -540,6 +540,7 @@ OPTION_ALIASES: Final = {
     "passar_ao_parceiro": "pass_to_partner", "pasare_la_partener": "pass_to_partner",
     "lua_do_parceiro": "partner_moon", "luna_partenerului": "partner_moon", "monte": "kitty",
     "talon": "kitty", "troca_do_monte": "kitty_exchange", "schimb_cu_talonul": "kitty_exchange",
+    "baralhos": "decks", "pachete": "decks", "pachete_de_carti": "decks",
 }
 
 #: Option values in other languages (folded), as the engine writes them (RULES.md §3, §6):
@@ -654,6 +655,7 @@ def parse_command(
     card_text = "\n".join(line.text for line in card_lines)
     found = find_cards(card_text)
     cards = list(dict.fromkeys(card for card, _ in found))
+    named = _named_again(found, card_text)
     first_card_line = card_lines[card_text.count("\n", 0, found[0][1][0])].index if found else None
 
     moon = [l for l in commands if l.command in ("moon_old", "moon_new")]
@@ -673,11 +675,11 @@ def parse_command(
                 details["cards"] = " ".join(cards)
             return Ambiguous("CONFLICTING_COMMANDS", MappingProxyType(details))
         if cards and first_card_line is not None and first_card_line < commands[0].index:
-            return _card_command(cards, expected, pass_count)
+            return _card_command(cards, expected, pass_count, named)
     if names:
         return _build(commands[0], "\n".join(lines), cards)
     if cards:
-        return _card_command(cards, expected, pass_count)
+        return _card_command(cards, expected, pass_count, named)
     if talk:
         return Say("\n".join(talk))
     if expected not in ("moon", "invitation", "new_game"):
@@ -951,7 +953,27 @@ def _notify(argument: str) -> Notify:
     return Notify(level, everywhere)
 
 
-def _card_command(cards: list[str], expected: str | None, pass_count: int) -> Command:
+def _named_again(found: list[tuple[str, tuple[int, int]]], text: str) -> list[str]:
+    """The cards of ``found`` in order, a card named again in the same words kept each time (``QS QS
+    2C``, ``Q♠ Q♠``: with two decks a pass may name a card held twice twice, RULES.md §6.6); a card
+    named again otherwise (``QS, the queen of spades``) only once."""
+    seen: dict[str, set[str]] = {}
+    out: list[str] = []
+    for card, (start, end) in found:
+        words = " ".join(fold(text[start:end]).split())
+        if card not in seen:
+            seen[card] = {words}
+            out.append(card)
+        elif words in seen[card]:
+            out.append(card)
+    return out
+
+
+def _card_command(cards: list[str], expected: str | None, pass_count: int,
+                  named: list[str] | None = None) -> Command:
+    """``cards``: each card named once; ``named``: with the repeats a pass may mean (`_named_again`)."""
+    if expected == "pass" and named is not None and len(cards) != pass_count and len(named) == pass_count:
+        return Pass(tuple(named))  # a card named twice: both copies (the engine refuses a card held once)
     joined = " ".join(cards)
     if expected == "discard":  # the engine checks the count (WRONG_DISCARD_COUNT, with the hand)
         return Discard(tuple(cards))
