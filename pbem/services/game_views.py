@@ -44,6 +44,14 @@ events): the winner, the points with charged values (RULES.md §6.4) and a Boost
 cards (§6.5) are the engine's.  A log the engine does not replay (a hand-written one) is grouped n
 plays a trick from the move it refuses on.
 
+Cancellation Hearts (RULES.md §6.6): a trick every led-suit card of which was cancelled by its twin
+is a finished trick with no winner (``TrickLog.cancelled``, from the engine's ``TrickCancelled``) that
+went with a later one (``went_with``); the trick that takes the carried pile names its cards
+(``carried``) and counts their points, and the hand's last trick with no winner is given to the winner
+of the trick before it (``no_winner``).  Lists of cards name a card held or taken twice twice (the
+templates show it once, ``Q♠ ×2``).  The two-deck kitty (the leftovers, to the first trick's winner)
+is hidden exactly as §6.2's.
+
 The hands as dealt come from replaying the move log through the engine (the log holds each
 deal's whole deck), never from a second record of them.
 """
