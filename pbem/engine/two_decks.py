@@ -165,8 +165,12 @@ class TwoDeckState(GameState):
         return GameState.legal_mask(self)
 
     def unplayed_can_change_score(self) -> bool:
-        if self.phase == PLAY and any(BIT[i] & self.t.scoring_mask for i in self._c.carried):
-            return True  # the carried pile still goes to someone
+        c = self._c
+        if self.phase == PLAY and c.carried:
+            if any(BIT[i] & self.t.scoring_mask for i in c.carried):
+                return True  # the carried pile still goes to someone
+            if self.t.sun and any(w + c.carried_tricks == self._k.tricks_played for w in self.tricks_won):
+                return True  # a seat that takes the pile may still have taken every trick
         return super().unplayed_can_change_score()
 
     # -- moves ---------------------------------------------------------------------------------------
