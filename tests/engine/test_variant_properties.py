@@ -32,6 +32,16 @@ one team) holds the top cards and slams more often. At every step:
 - no seat's view shows another seat's hand, the kitty before that seat took it, or the cards to mix
   (but its own pass);
 - replaying the move log (through its JSON form) gives exactly the incremental state.
+
+Two decks (Cancellation Hearts, §6.6, §6.8: 6 to 10 players) have a section of their own at the end, on
+the named card lists (a card held twice named twice): the 104 cards conserved with their copies (hands,
+trick, the carried pile, taken, the kitty on the table, passes in flight), every legal set non-empty and
+naming each card once, every trick resolved as ``reference.two_deck_winner`` works it out (cancelled and
+carried, the pile and its points to the next winner, the last trick with no winner to the winner of the
+trick before it, the kitty to the first trick's winner), the points taken adding up to M = 52 and the hand
+scores worked out again (a moon takes both copies of every penalty card; the bonus counts per copy), the
+views, the snapshot and the replay. Deals are stacked into *twins* (two seats holding the same cards) and
+play prefers a twin of a card on the table, so that whole tricks cancel.
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -46,6 +57,9 @@ from hypothesis import strategies as st
 
 from pbem.engine import (
     CallPass,
+    CardPlayed,
+    KittyTaken,
+    TrickCancelled,
     ChargeCards,
     HandScored,
     TrickWon,
@@ -71,7 +85,8 @@ from pbem.engine import (
 )
 from pbem.engine.cards import FULL_DECK, cards_of
 
-from .helpers import ALL_CARDS, deck_for
+from . import reference
+from .helpers import ALL_CARDS, deck_for, two_deck_deck
 from .test_kitty import kitty_deck
 
 MAX_HANDS = 3
@@ -458,3 +473,245 @@ def test_variant_playouts(config, seed):
     rules = Rules.make(preset, **options)
     rules = rules.with_options(target=max(1, rules.table.moon_total))
     playout(rules, seed)
+
+
+# -- two decks: Cancellation Hearts (RULES.md §6.6, §6.8) ----------------------------------------------
+
+#: Two decks break the one-bit-per-card masks that ``check_state`` reads: these playouts have their own
+#: checks, on the named card lists (a card held, taken or in the kitty twice named twice).
+TWO_DECKS = {
+    "cancellation": ("cancellation", {}),
+    "cancellation-6-across-new": ("cancellation", {"players": 6, "pass_cycle": "left right across", "moon": "new"}),
+    "cancellation-7-omnibus": ("cancellation", {"players": 7, "jd_bonus": -10}),
+    "cancellation-9-safety-avoid": ("cancellation", {"players": 9, "moon": "safety", "avoid_all_tricks_bonus": -5}),
+    "cancellation-10-sun-choice": ("cancellation", {"players": 10, "sun": True, "moon": "choice"}),
+    "cancellation-8-no-break-qs": ("cancellation", {"must_break_hearts": False, "qs_breaks_hearts": True,
+                                                    "pass_cycle": "right hold", "jd_bonus": -5}),
+}
+TWO_DECK_EXAMPLES = max(3, settings().max_examples // 20)
+TWO_DECK_HANDS = 2
+
+
+def two_deck_a_deck(rules: Rules, rng: random.Random, hand_no: int) -> tuple[str, ...]:
+    """A shuffled deck a third of the time; else stacked: *twins* (seats 0 and 1, 2 and 3, … hold the same
+    cards, so that identical cards meet in tricks and whole tricks cancel) or one seat holding both
+    copies of the top cards (moons)."""
+    n = rules.players
+    t = rules.table
+    roll = rng.random()
+    if roll < 1 / 3:
+        return shuffled_deck(rules, rng)
+    distinct = list(ALL_CARDS)
+    rng.shuffle(distinct)
+    if roll < 2 / 3:
+        # twins: the kitty (even with an even count) is pairs too; an odd count's last seat gets what is left
+        pairs = n // 2
+        kitty_pairs = t.kitty_size // 2
+        kitty = [c for c in distinct[:kitty_pairs] for _ in (0, 1)]
+        rest = distinct[kitty_pairs:]
+        hands: dict[int, list[str]] = {}
+        for p in range(pairs):
+            common = rest[:t.hand_size]
+            rest = rest[t.hand_size:]
+            hands[2 * p] = list(common)
+            hands[2 * p + 1] = list(common)
+        # what is left (an odd count: the last seat's hand and the rest of the kitty) the helper fills
+        return two_deck_deck(rules, hands, kitty, hand_no)
+    seat = rng.randrange(n)
+    top = sorted(ALL_CARDS, key=lambda c: -"23456789TJQKA".index(c[0]))
+    mine = [c for c in top for _ in (0, 1)][:t.hand_size]
+    return two_deck_deck(rules, {seat: mine}, (), hand_no)
+
+
+def check_two_deck_state(state: GameState, trick_cards: list[str], full: bool) -> None:
+    """Cards conserved (hands + trick + carried + taken + kitty on the table + passes in flight = the 104,
+    each twice), legal cards never empty and each named once, points the values taken; with ``full``
+    (between tricks: the checks cost more than the moves) every seat's view and the snapshot too."""
+    t = state.t
+    n = t.players
+    rules = state.rules
+    all_taken = state.taken_cards()
+    hands = [state.hand(seat) for seat in range(n)]
+    if state.phase in ("pass", "play", "moon"):
+        everything = Counter()
+        for seat in range(n):
+            everything.update(hands[seat])
+            everything.update(all_taken[seat])
+            if state.phase == "pass" and state.passes[seat] is not None:
+                everything.update(ALL_CARDS[c] for c in state.passes[seat])
+        everything.update(ALL_CARDS[c] for c in state.trick)
+        everything.update(state.carried)
+        if state.kitty_taker is None:
+            everything.update(state.kitty)
+        assert everything == Counter({c: 2 for c in ALL_CARDS}), "cards not conserved"
+        assert [ALL_CARDS[c] for c in state.trick] == trick_cards
+        assert len(state.carried) == n * state.carried_tricks
+        assert sum(state.tricks_won) + state.carried_tricks == state.tricks_played
+    points = state.points
+    for seat in range(n):
+        assert points[seat] == sum(reference.card_value(rules, c) for c in all_taken[seat])
+    if state.phase == "pass":
+        for seat in state.seats_to_pass():
+            assert len(hands[seat]) == t.hand_size >= t.pass_count
+    elif state.phase == "play":
+        legal = state.legal_cards()
+        assert legal and len(set(legal)) == len(legal) and set(legal) <= set(hands[state.to_move])
+        played = len(state.trick)
+        for seat in range(n):
+            in_trick = (seat - state.leader) % n < played
+            assert len(hands[seat]) == t.hand_size - state.tricks_played - in_trick
+    elif state.phase == "moon":
+        assert state.moon_choices() and state.seats_to_act() == (state.shooter[0],)
+    if not full:
+        return
+    for seat in range(n):
+        assert state.hand_mask(seat) == mask(set(hands[seat]))
+        assert state.doubles(seat) == mask(c for c, m in Counter(hands[seat]).items() if m == 2)
+    taker = state.kitty_taker
+    for seat in range(n):
+        view = seat_view(state, seat)
+        assert view["hand"] == list(hands[seat]) and view["decks"] == 2
+        assert view["carried"] == list(state.carried)
+        if t.kitty_size and state.phase not in ("deal", "over"):
+            if taker is None or taker != seat:
+                assert view["kitty"] == []
+            if taker is not None and taker != seat:
+                assert Counter(view["taken"][taker]) == Counter(all_taken[taker]) - Counter(state.kitty)
+                assert view["points_taken"][taker] == (state.points[taker]
+                                                       - sum(reference.card_value(rules, c) for c in state.kitty))
+            elif taker == seat:
+                assert view["kitty"] == list(state.kitty)
+    again = GameState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert again == state
+
+
+def two_deck_playout(rules: Rules, seed: int) -> None:
+    rng = random.Random(seed)
+    state = new_game(rules)
+    moves: list = []
+    t = rules.table
+    n = rules.players
+    values = {c: reference.card_value(rules, c) for c in ALL_CARDS}
+    trick: list[str] = []
+    carried: list[str] = []  # the reference's own pile of cancelled tricks
+    carried_tricks = 0
+    last_winner = -1
+    first_winner = -1  # the kitty's taker: the winner of the hand's first trick with a winner
+
+    def do(move) -> None:
+        nonlocal state, trick, carried, carried_tricks, last_winner, first_winner
+        before = state
+        state, events = apply(state, move)
+        moves.append(move)
+        for e in events:
+            if isinstance(e, CardPlayed):
+                if e.trick_no == 1 and not trick:  # first_lead=left_of_dealer: any card, hearts too
+                    assert e.seat == (before.dealer + 1) % n
+                trick.append(e.card)
+            elif isinstance(e, (TrickWon, TrickCancelled)):
+                assert tuple(trick) == e.cards and len(trick) == n
+                leader = before.leader
+                assert e.leader == leader
+                winner = reference.two_deck_winner(trick, leader, n)
+                assert trick_winner(trick, leader, n) == winner
+                last = e.trick_no == t.hand_size
+                points = sum(values[c] for c in trick)
+                if winner is None and not last:  # RULES.md §6.6: the trick stays on the table
+                    assert e == TrickCancelled(e.trick_no, leader, tuple(trick), points)
+                    carried += trick
+                    carried_tricks += 1
+                    assert state.to_move == leader and state.carried == tuple(carried)
+                    assert state.last_trick[2] == -1
+                else:
+                    assert isinstance(e, TrickWon)
+                    expected = winner if winner is not None else (last_winner if last_winner >= 0 else leader)
+                    assert (e.winner, e.cancelled, e.carried) == (expected, winner is None, tuple(carried))
+                    assert e.points == points + sum(values[c] for c in carried)
+                    assert state.tricks_won[expected] == before.tricks_won[expected] + 1 + carried_tricks
+                    assert state.last_carried == tuple(carried) and state.last_trick_cancelled == (winner is None)
+                    if first_winner < 0:
+                        first_winner = expected
+                        # RULES.md §6.6: the leftovers go to the first trick's winner (with any carried pile)
+                        kitty = [x for x in events if isinstance(x, KittyTaken)]
+                        assert kitty == ([KittyTaken(expected, e.trick_no)] if t.kitty_size else [])
+                    carried, carried_tricks, last_winner = [], 0, expected
+                trick = []
+            elif isinstance(e, HandScored):
+                check_two_deck_score(state, e)
+        if t.kitty_size and state.phase == "play":
+            assert state.kitty_taker == (None if first_winner < 0 else first_winner)
+        check_two_deck_state(state, trick, not trick)
+
+    while state.phase == "deal" and state.hand_no < TWO_DECK_HANDS:
+        direction = rng.choice(["left", "right", "hold"] + (["across"] if n == 6 else []))
+        if rules.pass_count == 0:
+            direction = "hold"
+        trick, carried, carried_tricks, last_winner, first_winner = [], [], 0, -1, -1
+        do(Deal(two_deck_a_deck(rules, rng, state.hand_no + 1), direction))
+        for seat in rng.sample(range(n), n) if state.phase == "pass" else ():
+            do(PassCards(seat, tuple(rng.sample(state.hand(seat), t.pass_count))))
+        while state.phase in ("play", "moon"):
+            if state.phase == "moon":
+                do(ChooseMoon(state.shooter[0], rng.choice(state.moon_choices())))
+                continue
+            legal = state.legal_cards()
+            # play a twin of a card on the table more often than chance would, so that cards cancel
+            twins = [c for c in legal if c in trick]
+            card = rng.choice(twins) if twins and rng.random() < 0.6 else rng.choice(legal)
+            do(PlayCard(state.to_move, card))
+        if state.phase in ("deal", "over"):
+            assert sum(state.points) == state.moon_total == 52
+            assert state.tricks_played == t.hand_size and sum(state.tricks_won) == t.hand_size
+            assert state.carried == ()
+    logged = [move_from_dict(json.loads(json.dumps(move_to_dict(m)))) for m in moves]
+    assert replay(rules, logged) == state
+
+
+def check_two_deck_score(state: GameState, hs: HandScored) -> None:
+    """RULES.md §6.6 with §2 rules 7 and 8: each copy taken counts; a moon is both copies of every
+    penalty card (M = 52); the bonus card scores per copy; a sun is every trick (carried ones included)."""
+    rules = state.rules
+    taken = state.taken_cards()
+    assert sum(state.points) == 52 == state.moon_total
+    assert hs.tricks_won == state.tricks_won
+    who = reference.two_deck_shooter(rules, taken, state.tricks_won)
+    if who is None:
+        assert hs.moon is None
+        assert list(hs.points) == reference.two_deck_hand_points(rules, taken, state.tricks_won, None)
+        if not rules.jd_bonus and not rules.avoid_all_tricks_bonus:
+            assert sum(hs.points) == 52
+        return
+    assert hs.moon is not None and (hs.moon.seat, hs.moon.kind) == who
+    assert hs.moon.total == 52 * (2 if who[1] == "sun" else 1)
+    if rules.moon in ("old", "new"):
+        assert hs.moon.scoring == rules.moon
+    assert list(hs.points) == reference.two_deck_hand_points(rules, taken, state.tricks_won,
+                                                             (who[0], who[1], hs.moon.scoring))
+
+
+@pytest.mark.parametrize("config", sorted(TWO_DECKS))
+@settings(max_examples=TWO_DECK_EXAMPLES, deadline=None)  # a whole game per example; no timing asserted
+@given(seed=st.integers(0, 2**32 - 1))
+def test_two_deck_playouts(config, seed):
+    preset, options = TWO_DECKS[config]
+    rules = Rules.make(preset, **options)
+    two_deck_playout(rules.with_options(target=1000), seed)
+
+
+def test_two_deck_playouts_cancel_tricks():
+    """The stacked deals and the twin-seeking play do make whole tricks cancel, the last one too."""
+    rules = Rules.make("cancellation", players=6)
+    seen = Counter()
+    for seed in range(12):
+        rng = random.Random(seed)
+        state = new_game(rules)
+        state, events = apply(state, Deal(two_deck_a_deck(rules, rng, 1), "hold"))
+        while state.phase == "play":
+            legal = state.legal_cards()
+            on_table = [ALL_CARDS[c] for c in state.trick]
+            twins = [c for c in legal if c in on_table]
+            state, evs = apply(state, PlayCard(state.to_move, rng.choice(twins) if twins else rng.choice(legal)))
+            events += evs
+        seen["cancelled"] += sum(isinstance(e, TrickCancelled) for e in events)
+        seen["last"] += sum(isinstance(e, TrickWon) and e.cancelled for e in events)
+    assert seen["cancelled"] and seen["last"]
