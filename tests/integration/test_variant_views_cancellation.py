@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,15 +58,18 @@ LAST = {0: "QH", 1: "AH", 2: "AH", 3: "KH", 4: "KH", 5: "QH"}
 OPTIONS: dict[str, object] = dict(players=N, pass_cycle=("hold",), tie="share")
 
 
-def dealt_hands() -> dict[int, list[str]]:
-    """Each seat's 17 cards: the scripted ones, then what is left of both decks in canonical order."""
+def dealt_hands(script: tuple[tuple[str, ...], ...] = SCRIPT, leaders: tuple[int, ...] = LEADERS,
+                more: bool = True) -> dict[int, list[str]]:
+    """Each seat's 17 cards: the scripted tricks' (and, ``more``, Ben's leads and the last trick's), then
+    what is left of both decks in canonical order."""
     hands: dict[int, list[str]] = {s: [] for s in range(N)}
-    for leader, trick in zip(LEADERS, SCRIPT):
+    for leader, trick in zip(leaders, script):
         for k, card in enumerate(trick):
             hands[(leader + k) % N].append(card)
-    hands[1] += BEN_LEADS
-    for seat, card in LAST.items():
-        hands[seat].append(card)
+    if more:
+        hands[1] += BEN_LEADS
+        for seat, card in LAST.items():
+            hands[seat].append(card)
     pool = Counter({c: 2 for c in ALL_CARDS})
     pool.subtract(KITTY)
     for cards in hands.values():
@@ -80,9 +84,9 @@ def dealt_hands() -> dict[int, list[str]]:
     return hands
 
 
-def the_deck() -> tuple[str, ...]:
+def the_deck(hands: dict[int, list[str]] | None = None) -> tuple[str, ...]:
     """The kitty first, then one card at a time clockwise from the dealer's (seat 5's) left."""
-    hands = dealt_hands()
+    hands = hands or dealt_hands()
     deck: list[str] = [""] * (N * 17)
     for seat, cards in hands.items():
         for j, card in enumerate(cards):
@@ -265,6 +269,33 @@ def test_the_last_trick_without_a_winner_goes_to_the_winner_of_the_trick_before(
     replay = text(render(app, "replay.html", over.replay(5, status="finished"), "en"))
     assert "(all cancelled: the last trick goes to the winner of the trick before)" in replay
     assert "2♥ ×2" in replay  # the kitty as dealt
+
+
+def test_cancelled_tricks_in_a_row_and_the_kitty_go_with_the_next_trick_won(app: Flask) -> None:
+    """RULES.md §6.8: carried cards of several cancelled tricks in a row accumulate; a kitty carried with
+    a cancelled first trick goes with those cards (here to Flo, at trick 3)."""
+    script = (("KC", "KC", "QC", "QC", "JC", "JC"), ("5D", "5D", "4D", "4D", "3D", "3D"),
+              ("2S", "3S", "4S", "5S", "6S", "AS"))
+    table = Table(rules(), 0)
+    table.do(Deal(the_deck(dealt_hands(script, (0, 0, 0), more=False))))
+    for trick in script[:2]:
+        for card in trick:
+            table.do(PlayCard(table.state.to_move, card))
+    assert table.state.to_move == 0 and len(table.state.carried) == 12 and table.state.kitty_taker is None
+    page = table.page(3)  # named below: Table names four seats
+    words = text(render(app, "game.html", replace(page, names=NAMES), "en"))
+    assert "On the table, the cards of 2 cancelled tricks: J♣ ×2 Q♣ ×2 K♣ ×2 3♦ ×2 4♦ ×2 5♦ ×2 (0 points)." in words
+    assert "The kitty (2 cards) lies face down on the table. It goes to the winner of the first trick." in words
+    for card in script[2]:
+        table.do(PlayCard(table.state.to_move, card))
+    assert table.state.kitty_taker == 5 and table.state.tricks_won[5] == 3
+    (hand,) = table.page(0).hands
+    assert [t.went_with for t in hand.tricks[:2]] == [3, 3] and all(t.cancelled for t in hand.tricks[:2])
+    assert Counter(hand.tricks[2].carried) == Counter(script[0] + script[1]) and hand.tricks[2].winner == 5
+    assert (hand.kitty_taker, hand.kitty_trick, hand.kitty) == (5, 3, ())
+    words = text(render(app, "game.html", replace(table.page(0), names=NAMES), "en"))
+    assert "Flo took the kitty at trick 3." in words and "all cancelled: went with trick 3" in words
+    assert "Flo took it (0 points). With it, the cards of the cancelled tricks before it:" in words
 
 
 def test_ten_players_lay_out_in_scrolling_tables(app: Flask) -> None:
