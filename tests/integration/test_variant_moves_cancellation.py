@@ -171,6 +171,12 @@ def test_a_pass_names_both_copies(svc: Services) -> None:
     # Left: seat 0's three cards to seat 1, both copies of Q♠ among them.
     assert Counter(state.received_cards(1)) == Counter(["QS", "QS", "2C"])
     assert state.hand(1).count("QS") == 2 and "QS" not in state.hand(0) and "KS" not in state.hand(1)
+    # Seat 1's next mail (once seat 0 has led: 2♣, its only club, is played for it) shows both copies.
+    mails_before = len(table.to(1))
+    lead = table.latest(0, "your_turn")
+    table.reply(lead, "3C")
+    assert last_outcome(svc)["code"] == "MOVE_APPLIED", last_outcome(svc)
+    assert len(table.to(1)) > mails_before
     told = table.latest(1)
     assert named(told, "X-Hearts-Hand").count("QS") == 2
     assert "Q ×2" in hand_line(told, "♠"), raw_text(told)
@@ -187,8 +193,8 @@ def test_naming_a_card_more_often_than_held_is_refused_and_changes_nothing(svc: 
     assert outcome["code"] == "DUPLICATE_CARD", outcome
     assert [m.kind for m in refused] == ["move_rejected"], [m.kind for m in refused]
     said = prose(refused[0])
-    assert card in said and "Nothing has changed" in said, said
-    assert moves(svc, table.game_id, "pass") == []
+    assert f"Your reply named {card} more often than you hold it" in said and "Nothing has changed" in said, said
+    assert [p for p in moves(svc, table.game_id, "pass") if p["seat"] == 0] == []
     state = state_of(svc, table.game_id)
     assert state.phase == "pass" and Counter(state.hand(0)) == Counter(SEAT_0)
     # The same mail still answers the pass.
@@ -201,7 +207,7 @@ def test_at_the_deadline_a_computer_player_passes_for_the_seat_with_two_decks(sv
     table.reply(table.latest(1, "your_turn"), "KS KS AS")
     assert last_outcome(svc)["code"] == "MOVE_APPLIED", last_outcome(svc)
     clock(svc).advance(hours=24)
-    acted = table.tick()
+    acted = [m for m in table.tick() if m.game_id == table.game_id]  # (the module's other games tick too)
     mine = [m.kind for m in acted if m.recipient == address(0)]
     assert mine[:1] == ["stand_in"], mine
     passed = [p for p in moves(svc, table.game_id, "pass") if p["seat"] == 0]
@@ -210,14 +216,17 @@ def test_at_the_deadline_a_computer_player_passes_for_the_seat_with_two_decks(sv
     state = state_of(svc, table.game_id)
     assert state.phase == "play"
     assert Counter(state.received_cards(1)) == Counter(passed[0]["cards"])
-    assert Counter(state.hand(0)) == Counter(SEAT_0) - Counter(passed[0]["cards"]) + Counter(state.received_cards(0))
+    # The computer player goes on for the seat: it leads too (RULES.md §6.6: seat 0, left of the dealer).
+    played = [p["card"] for p in moves(svc, table.game_id, "play") if p["seat"] == 0]
+    assert Counter(state.hand(0)) + Counter(played) == (
+        Counter(SEAT_0) - Counter(passed[0]["cards"]) + Counter(state.received_cards(0)))
     assert agrees(svc, table.game_id)
 
 
 def test_at_the_deadline_a_computer_player_plays_for_the_seat_with_two_decks(svc: Services) -> None:
     table = start(svc, SHORT, pass_cycle=["hold"])
     clock(svc).advance(hours=24)
-    acted = table.tick()
+    acted = [m for m in table.tick() if m.game_id == table.game_id]  # (the module's other games tick too)
     mine = [m.kind for m in acted if m.recipient == address(0)]
     assert mine[:1] == ["stand_in"], mine
     played = [p for p in moves(svc, table.game_id, "play") if p["seat"] == 0]
