@@ -425,9 +425,7 @@ def visible_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any
     """The engine's ``seat_view`` of ``state``, what the taker alone holds of the kitty left out of
     what the other seats see taken and of their points (:mod:`pbem.services.seat_knowledge`)."""
     view = seat_view(state, seat)
-    if state.decks == 1:
-        # With two decks the engine's own lists (the same hiding rule) name a card taken twice twice.
-        view["taken"] = [list(cards) for cards in facts.taken]
+    view["taken"] = [list(cards) for cards in facts.taken]  # a card taken twice named twice (RULES.md §6.6)
     view["points_taken"] = list(facts.points)
     for key in ("kitty", "discarded", "kitty_discards"):
         view.pop(key, None)  # only through ``facts``, which knows who may see them
