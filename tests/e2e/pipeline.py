@@ -185,6 +185,8 @@ class Asked:
     decline: str | None = None
     #: ``X-Hearts-Charge-Limit``: the most cards a charge may name (Turbo, RULES.md §6.4), if given.
     limit: int | None = None
+    #: The mail's text part, as the person reads it (its hand shows ``Q ×2``, RULES.md §6.6).
+    text: str = ""
 
     @property
     def move(self) -> str:
@@ -211,7 +213,10 @@ class Table:
     A charge (Turbo, RULES.md §6.4: ``X-Hearts-Legal`` the chargeable cards held, then ``none``;
     ``X-Hearts-Charge-Limit``) alternates for each player: their first, third, ... charge names as
     many of the cards as the limit allows (``charge QS TC``), starting one card further along the
-    list each time; their second, fourth, ... is ``charge none``."""
+    list each time; their second, fourth, ... is ``charge none``.
+
+    With two decks (RULES.md §6.6) a pass mail's ``X-Hearts-Legal`` names each copy held: a player
+    holding a card twice passes both copies of one such card (``QS QS 2C``) and a card more."""
 
     pipeline: Pipeline
     players: list[str]
@@ -271,6 +276,11 @@ class Table:
             self.declines[player] -= 1
             return decline
         if received.decision == "pass":
+            doubles = sorted({c for c in received.legal if received.legal.count(c) > 1})
+            if doubles and pass_count >= 2:  # two decks: both copies of one card, and others
+                pair = self.rng.choice(doubles)
+                others = [c for c in received.legal if c != pair]
+                return " ".join([pair, pair, *self.rng.sample(others, pass_count - 2)])
             return " ".join(self.rng.sample(received.legal, pass_count))
         if received.decision == "discard":
             return "discard " + " ".join(self.rng.sample(received.legal, discard_count))
@@ -313,7 +323,7 @@ class Table:
             reply_id = make_msgid(domain=recipient.split("@")[1])
             self.asked.append(Asked(recipient, received.game, received.seat, received.kind,
                                     headers["X-Hearts-Phase"], received.decision, received.hand, received.legal,
-                                    received.reply_to, body, reply_id, decline, limit))
+                                    received.reply_to, body, reply_id, decline, limit, received.text))
             self.log.append(f"{recipient} {received.decision} -> {body}")
             self.pipeline.send(recipient, received.reply_to,
                                reply_bytes(received, sender=recipient, body=body, message_id=reply_id))

@@ -1,4 +1,4 @@
-"""Every variant of this release played by mail on the production pipeline (RULES.md §6.1-§6.5, §6.7).
+"""Every variant of this release played by mail on the production pipeline (RULES.md §6.1-§6.7).
 
 One game per configuration, all of them at the same time in one pipeline: the SMTP front
 (``pbem smtp``), a real Celery worker on Redis, PostgreSQL, and an SMTP sink as the relay where
@@ -32,13 +32,22 @@ For the first three the person holds every club and passing is off (``pass_count
 lead the 2 of clubs and win every trick of the first hand; for the charge they are dealt all four
 chargeable cards (AH, QS, JD, TC), of which a pass of three keeps at least one.
 
-The configurations are those of the issue's list that this release has (§6.1 to §6.5, §6.7):
-the presets ``partnership``, ``partnership-individual``, ``kitty``, ``turbo``, ``turbo-nines``
-and ``dnf``; ``kitty: first_trick`` and ``first_penalty`` with 3 and with 5 players, with and
+The configurations are those of the issue's list (§6.1 to §6.7):
+the presets ``partnership``, ``partnership-individual``, ``kitty``, ``turbo``, ``turbo-nines``,
+``dnf`` and ``cancellation``; ``kitty: first_trick`` and ``first_penalty`` with 3 and with 5 players, with and
 without ``kitty_exchange``; ``pass_to_partner``; ``partner_moon: charged``; ``pass_optional`` (the
 person declines once); ``pass_cycle: left mix`` (hand 2 a mix); ``dealer_calls_pass`` (the person
-deals hand 2 and calls a split pass); ``turbo`` with ``charge_limit: 1``; and the standard game.
-Cancellation (§6.6) is not in this release.
+deals hand 2 and calls a split pass); ``turbo`` with ``charge_limit: 1``; Cancellation (§6.6,
+preset ``cancellation``, two decks) by mail with 6 and with 10 players, and at the preset's 8 from a
+first deal giving the person three pairs (``pbem game new --deck``); and the standard game. The
+file covers the seven presets of §6 (checked below).
+
+With two decks (§6.6) the person passes both copies of a card when they hold a pair, and every
+decision mail's hand, as the text shows it (``Q ×2``), is the hand its ``X-Hearts-Hand`` names, copy
+for copy. Read back from the replayed log: a trick whose led-suit cards all cancelled stays on the
+table and its leader leads again; the next trick won takes its cards (``carried``), a last trick
+with no winner goes to the previous trick's winner; no hand ends with cards on the table; each
+hand's scores add up to M = 52 without a moon.
 """
 
 
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -68,6 +78,7 @@ from pbem.db.models import (
 from pbem.engine import (
     HandScored,
     Rules,
+    TrickCancelled,
     TrickWon,
     apply,
     chargeable_cards,
@@ -170,6 +181,25 @@ def holding_the_charges(config: Config) -> Config:
     return dataclasses.replace(config, deck=every_charge_to_seat_0(config.rules))
 
 
+def pairs_to_seat_0(rules: Rules) -> tuple[str, ...]:
+    """A first deal of two decks (RULES.md §6.6) giving seat 0 both copies of Q♠, A♥ and K♦ and low
+    clubs, one card at a time from the dealer's left, seat 0, after the kitty (the deck's first
+    cards): a pass of three keeps at least one pair."""
+    deck = list(deck_in_play(rules))
+    size = (len(deck) - rules.table.kitty_size) // rules.players
+    mine = ["QS", "QS", "AH", "AH", "KD", "KD"]
+    mine += [c for c in dict.fromkeys(deck) if c.endswith("C")][:size - len(mine)]
+    for card in mine:
+        deck.remove(card)
+    kitty, rest = deck[:rules.table.kitty_size], iter(deck[rules.table.kitty_size:])
+    return (*kitty, *(card for first in mine for card in (first, *(next(rest) for _ in range(rules.players - 1)))))
+
+
+def holding_pairs(config: Config) -> Config:
+    """``config`` started on the command line from a first deal where the person holds three pairs."""
+    return dataclasses.replace(config, deck=pairs_to_seat_0(config.rules))
+
+
 def rigged(config: Config) -> Config:
     """``config`` started on the command line from a first deal where the person holds every club,
     with passing off: they lead the 2 of clubs and win every trick of the first hand."""
@@ -211,7 +241,14 @@ CONFIGS = [
     Config("dnf", "dnf"),
     # charge_limit: 1 (the seeds' reading, RULES.md §6.8): the person holds all four chargeable cards.
     holding_the_charges(Config("charge-limit-1", "turbo", (("charge_limit", "1"),), must_ask=("charge",))),
+    # 6.6 Cancellation: two decks, by mail with 6 and 10 players (17 cards and a kitty of 2, 10 and 4), and
+    # the preset's 8 players (13 cards, no kitty) from a deal that gives the person three pairs.
+    Config("cancellation-6", "cancellation", players=6),
+    Config("cancellation-10", "cancellation", players=10),
+    holding_pairs(Config("cancellation", "cancellation", players=8)),
 ]
+#: RULES.md §6: the presets of the variants, each played by a game above.
+PRESETS = ("partnership", "partnership-individual", "kitty", "turbo", "turbo-nines", "cancellation", "dnf")
 
 
 @dataclass
@@ -281,6 +318,12 @@ def played(postgres_server, pg_template, redis_url, smtp_sink, tmp_path_factory)
             yield result
     finally:
         postgres_server.drop_database(url.rsplit("/", 1)[1])
+
+
+def test_the_file_plays_every_preset_of_the_variants() -> None:
+    """RULES.md §6: each of the seven presets has its game here; Cancellation with 6 and with 10 players."""
+    assert set(PRESETS) <= {c.preset for c in CONFIGS}, set(PRESETS) - {c.preset for c in CONFIGS}
+    assert {c.players for c in CONFIGS if c.preset == "cancellation"} >= {6, 10}
 
 
 def test_the_games_ran_concurrently_in_one_pipeline(played: Played, capsys):
@@ -475,8 +518,63 @@ def score_checks(expected: Rules, log: Replayed) -> None:
                 assert sum(base) == before.moon_total + bonus, (event, before.moon_total, charged)
 
 
+def cancel_checks(expected: Rules, log: Replayed) -> int:
+    """RULES.md §6.6 read back from the replayed log: a trick whose led-suit cards all cancelled
+    (``TrickCancelled``) stays on the table and its leader leads the next; the next trick won takes
+    those cards (``carried``, in play order, several cancelled tricks in a row accumulating); a last
+    trick with no winner (``cancelled``) goes to the winner of the trick before it (its own leader if
+    none had one); no hand ends with cards on the table. One deck: nothing is ever cancelled. The
+    returned count is of cancelled tricks."""
+    on_table: list[str] = []
+    last_winner: int | None = None
+    cancelled = 0
+    for i, events in enumerate(log.events):
+        for event in events:
+            if isinstance(event, TrickCancelled):
+                assert expected.decks == 2, event
+                on_table += event.cards
+                cancelled += 1
+                after = log.states[i + 1]
+                assert after.to_move == event.leader and tuple(after.carried) == tuple(on_table), (event, after.carried)
+                nxt = log.moves[i + 1] if i + 1 < len(log.moves) else None
+                assert nxt is None or nxt.kind != "play" or nxt.seat == event.leader, (event, nxt.payload)
+            elif isinstance(event, TrickWon):
+                assert tuple(event.carried) == tuple(on_table), (event, on_table)
+                if event.cancelled:
+                    assert expected.decks == 2 and any(isinstance(e, HandScored) for e in events), event  # the last
+                    assert event.winner == (event.leader if last_winner is None else last_winner), (event, last_winner)
+                else:
+                    last_winner = event.winner
+                on_table = []
+            elif isinstance(event, HandScored):
+                assert not on_table, ("a hand ended with cards on the table", on_table)
+                last_winner = None
+    return cancelled
+
+
+RANKS = {"10": "T", **{r: r for r in "23456789JQKA"}}
+SUITS = {"♠": "S", "♥": "H", "♣": "C", "♦": "D"}
+
+
+def shown_hand(text: str) -> Counter[str]:
+    """The cards a mail's "Your hand" shows, a card shown ``Q ×2`` (two decks, RULES.md §6.6) twice."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Your hand"))
+    shown: Counter[str] = Counter()
+    for line in lines[start + 1:start + 5]:
+        suit, *words = line.split()
+        assert suit in SUITS, (line, text)
+        for word in words:
+            if word == "×2":
+                shown[last] += 1
+            elif word != "—":
+                last = RANKS[word] + SUITS[suit]
+                shown[last] += 1
+    return shown
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
-def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
+def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config, capsys):
     person, table, pipeline = config.person, played.table, played.pipeline
     game = games_of(pipeline).get(person)
     assert game is not None, f"no game for {config.name}: mails to them {dict(table.kinds_of[person])}"
@@ -551,6 +649,7 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
         charge_checks(expected, seat, log, asked)
         trick_checks(expected, log)
         score_checks(expected, log)
+        cancelled = cancel_checks(expected, log)
         unsent = session.scalars(select(OutboundMessage).where(
             (OutboundMessage.game_id == game.id) | (OutboundMessage.recipient == person),
             OutboundMessage.status != OutboundStatus.SENT)).all()
@@ -562,6 +661,15 @@ def test_a_game_by_mail_with_bots_to_its_end(played: Played, config: Config):
         assert a.game == str(game.id) and a.seat == seat, a
         assert expected_legal(a), a
     assert not [s for s in table.stray_headers if s[0] == person]
+    if expected.decks == 2:  # RULES.md §6.6: the hand as shown, Q ×2 for a pair, is the hand held
+        for a in asked:
+            assert shown_hand(a.text) == Counter(a.hand), (a.hand, a.text)
+        pairs = [a for a in asked if a.decision == "pass" and len(set(reply_cards(a))) < len(reply_cards(a))]
+        if config.deck:  # dealt three pairs: hand 1's pass named both copies of one, and a mail showed ×2
+            assert pairs and any(max(Counter(a.hand).values()) == 2 for a in asked if a.decision == "play"), asked
+        with capsys.disabled():
+            print(f"\n[e2e] {config.name}: {cancelled} cancelled tricks, {len(pairs)} passes of a pair by mail, "
+                  f"{sum('×2' in a.text for a in asked)} of {len(asked)} decision mails showing ×2")
     assert len({a.reply_to for a in asked}) == len(asked)
     # The person deals hand 2: with dealer_calls_pass (dnf too) they call it, if the game got there.
     must_ask = config.must_ask + (("call_pass",) if expected.dealer_calls_pass and snapshot["hand_no"] >= 2 else ())
