@@ -803,7 +803,8 @@ def discard_cards_for(v: BotView) -> list[int]:
     return choose_discard_cards(v.table, v.hand, count, v.played)
 
 
-__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_pass_cards2", "choose_partner_pass_cards", "choose_discard_cards",
+__all__ = ["HeuristicBot", "choose_card", "choose_pass_cards", "choose_pass_cards2", "choose_partner_pass_cards",
+           "choose_discard_cards",
            "choose_moon_scoring", "moon_threat", "threat_seats", "partners_of", "pass_cards_for", "card_for",
            "discard_cards_for", "hand_is_safe", "choose_call", "decline_for", "choose_charge_cards",
            "charge_cards_for"]

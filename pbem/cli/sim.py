@@ -16,7 +16,7 @@ Examples::
     pbem simulate --deals 500 --bots heuristic,random,heuristic,random --preset turbo --option charge_limit=1
     pbem simulate --games 100 --bots heuristic,random,heuristic,random --preset dnf
     pbem simulate --deals 500 --bots heuristic,random,heuristic,random --option booster_nines=true
-    pbem simulate --deals 200 --bots heuristic,random,heuristic,random,heuristic,random --preset cancellation --option players=6
+    pbem simulate --deals 200 --compare heuristic:random --preset cancellation --option players=6
     pbem simulate --deals 20 --compare strong:heuristic --preset cancellation --option players=10 --playouts 300
 """
 
