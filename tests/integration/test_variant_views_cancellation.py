@@ -354,3 +354,21 @@ def test_the_pages_of_a_cancellation_game_on_the_database(svc: Services, client:
         page = text(page_html(svc, client, game_id, seat))
         assert "The kitty held: 2♥ ×2" in page, seat
         assert "(all cancelled: the last trick goes to the winner of the trick before)" in page
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", ("<h2>Cancellation Hearts</h2>", "the trick stays on the table and the same player leads again",
+            "<h2>Turbo Hearts and Booster Nines</h2>", "<h2>When the moon wins</h2>", "Q♠ ×2",
+            "<code>charge QS TC</code>", "<code>rules: cancellation</code> <code>players: 8</code>")),
+    ("pt", ("<h2>Copas com Anulação</h2>", "a vaza fica na mesa", "<h2>Quando a lua ganha</h2>",
+            "<code>anuncio QS TC</code>", "<code>anuncio nada</code>")),
+    ("ro", ("<h2>Inimi cu anulare</h2>", "levata rămâne pe masă", "<h2>Când luna câștigă</h2>",
+            "<code>anunț QS TC</code>", "<code>anunț nimic</code>")),
+])
+def test_the_help_page_explains_the_variants(app: Flask, language: str, words: tuple[str, ...]) -> None:
+    """The rules help page: Turbo and Booster Nines (RULES.md §6.4, §6.5), moon=win (§6.7), Cancellation
+    (§6.6), and how a variant is asked for."""
+    response = app.test_client().get("/help", headers={"Accept-Language": language})
+    html = re.sub(r"\s+", " ", response.get_data(as_text=True))
+    for word in words:
+        assert word in html, (language, word)
