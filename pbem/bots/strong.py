@@ -29,6 +29,16 @@ suits led, so a rollout plays boosts, the charged-card rule and the charged valu
 scored by the engine (the TC multiplier last). Under ``moon=win`` a hand that ends the game is not a
 hand score: a rollout whose shooter is on this seat's side counts as the game won, worth ``target``
 points off, and one whose shooter is an opponent as the game lost, ``target`` points on.
+
+Cancellation (RULES.md §6.6, two decks): the worlds deal every unseen copy (each card has 0 to 2
+copies left; a seat may get both), keep the voids and the passed copies with their receiver, and
+hold the leftovers' kitty unseen (on the table until the first trick's winner takes it, then face
+down in its tricks); a world is the engine's two-deck state (the carried pile on the table, the
+latest winner for the last trick's rule), so a rollout cancels, carries and awards exactly as the
+game does, with the heuristic's two-deck policy. A two-deck playout plays up to 104 cards, so the
+budget is ``playouts`` x ``TWO_DECK_PLAYS`` card plays shared out by the cards still to play (as many
+worlds as that pays for, at least one a card): deterministic for a seed, about the one-deck game's
+CPU per decision at any player count.
 """
 
 from __future__ import annotations
