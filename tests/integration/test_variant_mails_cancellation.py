@@ -34,7 +34,7 @@ from tests.integration.test_variant_mails_turbo import header, moves, prose
 
 LONG = Timing(deadline_hours=24 * 30, reminder_hours=0, grace_hours=0)
 SPADES = "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS"
-OPTIONS: dict[str, object] = dict(players=6, pass_cycle=["hold"], end_after_hands=1)
+OPTIONS: dict[str, object] = dict(players=6, pass_cycle=["hold"], end_after_hands=1, tie="share")
 #: The leftover kitty: both Q♥, which no seat holds (so no mail may name Q♥ before the hand is scored).
 KITTY = "QH QH"
 PLAY_HANDS = {0: SPADES + " 2C 3C 4C 5C", 1: SPADES + " 2D 3D 4D 5D"}
