@@ -70,7 +70,7 @@ DEFAULT_PLAYOUTS = 1500
 DEFAULT_TIME_LIMIT = 0.8
 #: Two decks (RULES.md §6.6): a playout plays up to 104 cards, each dearer than with one deck, so the
 #: budget is ``playouts`` x this many card plays per playout, shared out by the cards still to play.
-TWO_DECK_PLAYS = 30
+TWO_DECK_PLAYS = 25
 
 
 class StrongBot:
