@@ -48,6 +48,10 @@ def parse_host_port(text: str) -> HostPort:
     return HostPort(host.strip("[]"), parse_port(port))
 
 
+def optional_host_port(text: str) -> HostPort | None:
+    return parse_host_port(text) if text.strip() else None
+
+
 def parse_port(text: str) -> int:
     port = int(text)
     if not 0 <= port <= 65535:
@@ -289,6 +293,19 @@ class Settings:
         "PBEM_MAIL_RETENTION_DAYS", 30.0, non_negative_days,
         doc="days the bytes of settled mails are kept (sent or failed out, processed in; "
         "the sweep empties older ones, the rows stay; 0: kept forever)",
+    )
+
+    # Prometheus metrics (pbem.metrics): every long-running process records into the directory;
+    # the one process of a host given PBEM_METRICS_LISTEN serves them all (README, "Metrics and logs").
+    metrics_listen: HostPort | None = setting(
+        "PBEM_METRICS_LISTEN", None, optional_host_port,
+        doc="HOST:PORT where this process serves the Prometheus metrics of every pbem process of "
+        "its host (those sharing PBEM_METRICS_DIR) and the database's backlog (empty: not here)",
+    )
+    metrics_dir: Path = setting(
+        "PBEM_METRICS_DIR", lambda r: Path(r["data_dir"]) / "metrics", lambda text: Path(text).expanduser().resolve(),
+        doc="directory where the host's pbem processes record their metrics "
+        "(prometheus_client's multiprocess files; default <data dir>/metrics)",
     )
 
     # Tests only: a file holding seconds added to the real time, read by every process's clock.

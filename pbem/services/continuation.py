@@ -31,6 +31,7 @@ from .app import Services
 from .games import settle
 from .gamestore import GameNotFound, current_state, load_game
 from .mailing import QueuedMail, claim_for_sending
+from .observed import received_at
 from .turns import begin_turn, continue_mark, games_to_continue
 
 __all__ = ["Applied", "CONTINUE_STALE_AFTER", "continue_game", "continue_to_rest", "due_continuations", "write_turn"]
@@ -53,6 +54,8 @@ class Applied:
     mails: list[QueuedMail] = field(default_factory=list)
     #: (game id, mark) of each game to continue.
     continue_games: list[tuple[int, int]] = field(default_factory=list)
+    #: When the received mail it processed was answered with 250 (None: no mail), for the metrics.
+    received_at: datetime | None = None
 
 
 def continue_game(svc: Services, game_id: int, mark: int | None = None, *,
@@ -95,7 +98,7 @@ def write_turn(session: Session, written: list[QueuedMail], claimed: list[Queued
     mails = list(claimed) if claimed is not None else list(written)
     for mail in mails:
         mail.id  # noqa: B018 (written now, inside the transaction)
-    return Applied(mails, games_to_continue(session))
+    return Applied(mails, games_to_continue(session), received_at(session))
 
 
 def continue_to_rest(svc: Services, games: list[tuple[int, int]]) -> list[int]:

@@ -21,6 +21,8 @@ from pbem.db.writes import add_row
 from pbem.engine import GameState, Rules, move_from_dict, move_to_dict, replay
 from pbem.engine import Move as EngineMove
 
+from .observed import note_move
+
 
 class GameNotFound(LookupError):
     pass
@@ -118,6 +120,7 @@ def append_move(session: Session, game: Game, move: EngineMove, *, inbound_id: i
     add_row(session, _MOVES, {"game_id": game.id, "seq": seq, "kind": payload["type"], "seat": payload.get("seat"),
                               "payload": payload, "inbound_id": inbound_id, "created_at": now})
     game.next_seq = seq + 1
+    note_move(session, game.id, seq, payload["type"], payload.get("seat"), inbound_id)  # told once committed
     return seq
 
 

@@ -64,6 +64,7 @@ from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
 from .mailing import QueuedMail, answer_thread, claim_for_sending, claimed_game, queue_mail, recipient_for, seat_view
+from .observed import note_received
 from .reading import READ_FROM_SUBJECT, read_command, reply_of, subject_command, with_answered
 from .requests import (
     Outcome,
@@ -137,6 +138,7 @@ def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: 
                     recorded["reading"] = list(mail.problems)
                 add_update(session, _INBOUND, {"id": inbound_id}, {
                     "status": outcome.status, "outcome": recorded, "processed_at": now})
+                note_received(session, row.received_at)  # for the moves' log lines and metrics (observed)
                 return write_turn(session, outcome.mails, claimed)  # this outcome with the turn
         except (StaleDataError, IntegrityError, OperationalError) as error:
             # Another worker changed the same game (or SQLite was busy): run the whole thing again.
@@ -148,7 +150,7 @@ def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: 
 
 _INBOUND = InboundMessage.__table__
 _LOCK_INBOUND = (
-    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.status)
+    select(_INBOUND.c.id, _INBOUND.c.recipient, _INBOUND.c.mail_from, _INBOUND.c.status, _INBOUND.c.received_at)
     .where(_INBOUND.c.id == bindparam("id"))
     .with_for_update()
 )
