@@ -1,5 +1,6 @@
-"""Redis brokers use ``workers.broker`` (kombu's transport, one Redis client per channel);
-other brokers keep their own transport."""
+"""Redis brokers use ``workers.broker`` (kombu's transport, one Redis client per channel), the
+embedded SQLAlchemy broker ``workers.embedded_broker`` (polled every 100 ms); other brokers keep
+their own transport."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from hashlib import sha1
 from pathlib import Path
 
 from kombu import Connection
+from kombu.transport import sqlalchemy
 from redis import Redis
 
 from pbem.config import Settings
-from workers import broker
+from workers import broker, embedded_broker
 from workers.app import make_celery
 from workers.broker import Channel
 
@@ -38,10 +40,24 @@ def test_redis_brokers_keep_one_client_per_channel(tmp_path: Path) -> None:
     assert len(made) == 1
 
 
-def test_other_brokers_keep_their_transport(tmp_path: Path) -> None:
+def test_the_embedded_broker_is_polled_often_and_still_carries_tasks(tmp_path: Path) -> None:
+    """``sqla+sqlite`` (``pbem serve``'s default): kombu's SQLAlchemy transport, its consumer
+    sleeping ``POLLING_INTERVAL_S`` between polls instead of kombu's second, on the same file."""
     app = app_for(f"sqla+sqlite:///{tmp_path / 'broker.db'}", tmp_path)
+    with app.connection_for_write() as connection:
+        assert isinstance(connection.transport, sqlalchemy.Transport)
+        assert connection.transport.polling_interval == embedded_broker.POLLING_INTERVAL_S < 1
+        queue = connection.SimpleQueue("pbem-test")
+        queue.put({"move": 1})
+        assert queue.get(timeout=10).payload == {"move": 1}
+        queue.close()
+    assert (tmp_path / "broker.db").exists()
+
+
+def test_other_brokers_keep_their_transport(tmp_path: Path) -> None:
+    app = app_for("amqp://127.0.0.1:1//", tmp_path)
     assert app.conf.broker_transport is None
-    assert "sqlalchemy" in type(app.connection_for_write().transport).__module__
+    assert "amqp" in type(app.connection_for_write().transport).__module__
 
 
 def test_unacked_tasks_are_recorded_forgotten_and_restored_as_kombu_does(redis_url: str) -> None:

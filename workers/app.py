@@ -54,7 +54,8 @@ Delivery settings, and why:
 The embedded broker (``sqla+sqlite:///<data dir>/broker.db``, kombu's SQLAlchemy
 transport; ``pbem serve``) has no visibility timeout and no fanout (so no remote
 control or ``ping``); its connections get a 30 s SQLite busy timeout since the
-fronts and the worker write to it at once.
+fronts and the worker write to it at once, and the worker polls it every 100 ms instead
+of kombu's second (``workers.embedded_broker``).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class PbemCelery(Celery):
 
 def make_celery(settings: Settings) -> PbemCelery:
     """A Celery app for ``settings`` (broker from ``PBEM_BROKER_URL``); connects lazily."""
-    app = PbemCelery(settings, broker=settings.broker_url, include=["workers.tasks"])
+    app = PbemCelery(settings, broker=_broker(settings.broker_url), include=["workers.tasks"])
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -186,11 +187,28 @@ def make_celery(settings: Settings) -> PbemCelery:
     return app
 
 
+_SQLA_PREFIXES = ("sqla+", "sqlalchemy+")
+
+
+def _broker(broker_url: str) -> str:
+    """The URL the app is given: an SQLAlchemy broker's without its ``sqla+`` prefix, since kombu
+    would take the transport from the prefix and ignore ``broker_transport``."""
+    for prefix in _SQLA_PREFIXES:
+        if broker_url.lower().startswith(prefix):
+            return broker_url[len(prefix):]
+    return broker_url
+
+
 def _transport(broker_url: str) -> str | None:
-    """Redis: kombu's transport with one client per channel (``workers.broker``); else the
+    """Redis: kombu's transport with one client per channel (``workers.broker``); SQLAlchemy
+    (the embedded broker): kombu's, polled every 100 ms (``workers.embedded_broker``); else the
     URL's own."""
     scheme = broker_url.split("://", 1)[0].lower()
-    return "workers.broker:Transport" if scheme in {"redis", "rediss"} else None
+    if scheme in {"redis", "rediss"}:
+        return "workers.broker:Transport"
+    if scheme.startswith(_SQLA_PREFIXES):
+        return "workers.embedded_broker:Transport"
+    return None
 
 
 def _transport_options(broker_url: str) -> dict[str, Any]:

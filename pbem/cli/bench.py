@@ -17,6 +17,8 @@ from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
 from pbem.bench.fuzz import Options as FuzzOptions
 from pbem.bench.fuzz import main_report as run_fuzz
 from pbem.bench.retention import run as run_retention
+from pbem.bench.serve_latency import Options as ServeOptions
+from pbem.bench.serve_latency import run as run_serve_latency
 from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
 from pbem.bench.variants import run as run_variants
 
@@ -149,3 +151,19 @@ def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...]
     results = run_variants(games=games, seed=seed, bots=bots, configurations=chosen, echo=click.echo, progress=bar)
     if any(r.errors for r in results):
         raise SystemExit(1)
+
+
+@bench.command("serve")
+@click.option("--moves", default=30, show_default=True, help="moves played one at a time")
+@click.option("--notify", type=click.Choice(["default", "every_card"]), default="default", show_default=True,
+              help="the players' notifications (every_card: 4 mails a move)")
+@click.option("--concurrency", default=2, show_default=True, help="pbem serve --concurrency")
+@click.option("--idle-seconds", default=10.0, show_default=True, help="serve's idle CPU read this long first (0: skip)")
+@click.option("--keep-dir", is_flag=True, help="keep serve's data directory and log")
+def serve(moves: int, notify: str, concurrency: int, idle_seconds: float, keep_dir: bool) -> None:
+    """The latency of a move by mail on an idle `pbem serve` (SQLite, embedded broker): p50 and p99
+    from the SMTP 250 to the last mail at the relay, broken down into pickup, processing, rendering
+    and sending."""
+    run_serve_latency(ServeOptions(moves=moves, notify=None if notify == "default" else notify,
+                                   concurrency=concurrency, idle_seconds=idle_seconds, keep_dir=keep_dir),
+                      echo=click.echo)
