@@ -75,6 +75,7 @@ from .requests import (
     reader_details,
     reply,
 )
+from .sender_auth import NOT_CHECKED, SenderAuth, check_sender, is_special_use
 from .strangers import answer_stranger, may_answer_stranger, record_stranger_answer, stranger_recipient
 from .talk import record_talk
 
@@ -117,13 +118,43 @@ def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | Non
         return Applied()
     try:
         mail = read_received(attempt, svc)
-        return _apply_read(svc, inbound_id, mail, send_lease)
+        return _apply_read(svc, inbound_id, mail, send_lease, _sender_auth(svc, attempt.raw, attempt.recipient, mail))
     except Exception as error:
         record_failed_attempt(svc, inbound_id, type(error).__name__)
         raise
 
 
-def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: timedelta | None) -> Applied:
+def _sender_auth(svc: Services, raw: bytes, recipient: str, mail: IncomingMail) -> SenderAuth:
+    """Sender authentication (README, "Mail that providers accept"), before the transaction since it may
+    wait on DNS; worth it only for a mail whose From is the address that may act for its recipient (the
+    seat's player, the invited address): any other From is refused as forged anyway. So a stranger's or a
+    forger's mail costs no DNS lookup, and neither does a special-use domain (tests use them)."""
+    domain = mail.from_address.rpartition("@")[2]
+    if not domain or is_special_use(domain) or mail.from_address != _acting_address(svc, recipient):
+        return NOT_CHECKED
+    return check_sender(svc, raw, recipient)
+
+
+def _acting_address(svc: Services, recipient: str) -> str | None:
+    """The address whose mail to ``recipient`` acts: a seat's player, an invitation's invitee; else None."""
+    settings = svc.settings
+    local = recipient.split("@", 1)[0]
+    try:
+        with transaction(svc.session_factory) as session:
+            if local.startswith("hearts+"):
+                token = parse_reply_address(settings.secret_key, settings.mail_domain, recipient)
+                return session.scalar(select(Player.address).join(Seat, Seat.player_id == Player.id)
+                                      .where(Seat.game_id == token.game_id, Seat.seat == token.seat))
+            if local.startswith("invite+"):
+                invite = parse_invite_address(settings.secret_key, settings.mail_domain, recipient)
+                return session.scalar(select(Invitation.address).where(Invitation.id == invite.invitation_id))
+    except BadAddress:
+        return None
+    return None
+
+
+def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: timedelta | None,
+                auth: SenderAuth = NOT_CHECKED) -> Applied:
     for _ in range(RACE_RETRIES):
         try:
             with transaction(svc.session_factory) as session:
@@ -132,7 +163,7 @@ def _apply_read(svc: Services, inbound_id: int, mail: IncomingMail, send_lease: 
                     return Applied()
                 now = svc.clock.now()
                 claimed = claim_for_sending(session, now + send_lease) if send_lease is not None else None
-                outcome = handle(session, svc, row, mail, now)
+                outcome = handle(session, svc, row, mail, now, auth)
                 recorded = outcome.as_json()
                 if mail.problems:  # what the reader had to degrade (message.py), for the operator
                     recorded["reading"] = list(mail.problems)
@@ -257,7 +288,8 @@ def _tell_sender_set_aside(svc: Services, inbound_id: int, now: datetime) -> Non
 # -- routing ------------------------------------------------------------------------------------
 
 
-def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail, now: datetime) -> Outcome:
+def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail, now: datetime,
+           auth: SenderAuth = NOT_CHECKED) -> Outcome:
     """What a received mail (``row``, already read into ``mail``) asks for, done and answered.
 
     A From address no mail can go back to (``compose.can_address``: no SMTPUTF8, a broken
@@ -269,9 +301,9 @@ def handle(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail
         return _automatic(session, svc, mail, automatic, now, row.id)
     local = row.recipient.split("@", 1)[0]
     if local.startswith("hearts+"):
-        return _seat_mail(session, svc, row, mail, now)
+        return _seat_mail(session, svc, row, mail, now, auth)
     if local.startswith("invite+"):
-        return _invitation_reply(session, svc, row, mail, now)
+        return _invitation_reply(session, svc, row, mail, now, auth)
     if local == "new":
         return _new_game(session, svc, row, mail, now)
     if local in ("postmaster", "abuse"):
@@ -350,7 +382,7 @@ def _bounce(session: Session, svc: Services, address: str, mail: IncomingMail, n
 
 
 def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
-               now: datetime) -> Outcome:
+               now: datetime, auth: SenderAuth = NOT_CHECKED) -> Outcome:
     settings = svc.settings
     try:
         token = parse_reply_address(settings.secret_key, settings.mail_domain, row.recipient)
@@ -371,14 +403,17 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         return Outcome(InboundStatus.REJECTED, "NO_SUCH_SEAT", {"game": game.id, "seat": token.seat})
     seat = seats[token.seat]
     owner = seat.player
-    if owner is None or owner.address != mail.from_address:
-        # Someone else wrote to this seat's address: tell the seat's own player, nobody else.
+    if owner is None or owner.address != mail.from_address or auth.refused:
+        # Someone else wrote to this seat's address (or wrote as its player, and their domain's DMARC
+        # policy says it was not them): tell the seat's own player, nobody else.
         mails = []
         if owner is not None and seat.status == SeatStatus.JOINED:
             mails = reply(session, svc, owner, mc.RequestRejected("FORGED_SENDER", {"sender": mail.from_address}),
                           now, row.id, game=game, game_ctx=seat_view(svc, game, owner))
-        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER",
-                       {"game": game.id, "seat": seat.seat, "sender": mail.from_address}, mails)
+        details = {"game": game.id, "seat": seat.seat, "sender": mail.from_address}
+        if auth.refused:
+            details["authentication"] = auth.as_json()
+        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", details, mails)
 
     talk = record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (README, "Table talk")
     state = current_state(game)
@@ -571,7 +606,7 @@ def _send_invitations(session: Session, svc: Services, game: Game, invitations: 
 
 
 def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
-                      now: datetime) -> Outcome:
+                      now: datetime, auth: SenderAuth = NOT_CHECKED) -> Outcome:
     settings = svc.settings
     try:
         token = parse_invite_address(settings.secret_key, settings.mail_domain, row.recipient)
@@ -580,8 +615,11 @@ def _invitation_reply(session: Session, svc: Services, row: ReceivedRow, mail: I
     inv = session.get(Invitation, token.invitation_id)
     if inv is None:
         return Outcome(InboundStatus.REJECTED, "NO_SUCH_INVITATION", {"invitation": token.invitation_id})
-    if inv.address != mail.from_address:
-        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", {"invitation": inv.id, "sender": mail.from_address})
+    if inv.address != mail.from_address or auth.refused:
+        details = {"invitation": inv.id, "sender": mail.from_address}
+        if auth.refused:
+            details["authentication"] = auth.as_json()
+        return Outcome(InboundStatus.REJECTED, "FORGED_SENDER", details)
     if inv.kind == "substitute":  # taking over an absent player's seat (README, "Time")
         return answer_substitute_invitation(session, svc, row, mail, inv, now)
     game = load_game(session, inv.game_id)
