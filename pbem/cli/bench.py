@@ -139,9 +139,9 @@ def fuzz(messages: int, seed: str, sizes: str, corpus: str | None, save_crashes:
               help="only the configurations whose name contains TEXT (repeatable: any of them)")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="a progress bar (stderr)")
 def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...], progress: bool) -> None:
-    """Whole bot games of every partnership, kitty, passing-variant, Turbo, Booster Nines and Dirty
-    Nasty Filthy configuration (and standard): games, errors, moves, seconds, games/s. Exits 1 if any
-    game had an error."""
+    """Whole bot games of every partnership, kitty, passing-variant, Turbo, Booster Nines, Dirty Nasty
+    Filthy and Cancellation configuration (and standard): games, errors, moves, seconds, games/s. Exits
+    1 if any game had an error."""
     bots = tuple(b.strip() for b in bots_text.split(",") if b.strip()) if bots_text else None
     chosen = [c for c in VARIANT_CONFIGURATIONS if not only or any(text in c.name for text in only)]
 
