@@ -25,7 +25,7 @@ processes that no longer exist (killed ones), so the directory must belong to on
 namespace).
 
 The metrics are process-wide, as Prometheus' are: :func:`enable`, called by each long-running
-entry point before it forks, turns recording on; until then (one-shot commands, unit tests) every
+entry point before it forks, turns recording on (and :func:`process_started` counts the process); until then (one-shot commands, unit tests) every
 ``count_*`` call does nothing and prometheus_client is not even imported.  It is imported only
 once ``PROMETHEUS_MULTIPROC_DIR`` is set, since it picks its storage when imported.
 """
@@ -89,15 +89,13 @@ class _Instruments:
 
 
 _instruments: _Instruments | None = None
-_kind: str | None = None
 _lock = threading.Lock()
 
 
-def enable(directory: Path, kind: str | None) -> None:
+def enable(directory: Path) -> None:
     """Record this process's metrics (and those of the processes it forks or starts) in
-    ``directory`` from now on; ``kind`` (``smtp``, ``worker``, ``web``, ``serve``...) counts it in
-    ``pbem_processes`` (None: a process that only serves, such as gunicorn's master)."""
-    global _instruments, _kind
+    ``directory`` from now on.  A second call changes nothing."""
+    global _instruments
     with _lock:
         directory.mkdir(parents=True, exist_ok=True)
         os.environ[MULTIPROC_ENV] = str(directory)  # inherited by the pool, the workers, serve's worker
@@ -108,18 +106,17 @@ def enable(directory: Path, kind: str | None) -> None:
         if _instruments is None:
             _instruments = _Instruments()
             atexit.register(process_ended)
-        _kind = kind
-    process_started()
 
 
 def enabled() -> bool:
     return _instruments is not None
 
 
-def process_started() -> None:
-    """Count this process in ``pbem_processes`` (again in each forked pool process: its own file)."""
-    if _instruments is not None and _kind is not None:
-        _instruments.processes.labels(kind=_kind).set(1)
+def process_started(kind: str) -> None:
+    """Count this process in ``pbem_processes`` as a ``kind`` (``smtp``, ``worker``, ``beat``,
+    ``web``, ``serve``); each forked pool process calls it again, for its own file."""
+    if _instruments is not None:
+        _instruments.processes.labels(kind=kind).set(1)
 
 
 def process_ended(pid: int | None = None) -> None:

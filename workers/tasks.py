@@ -20,6 +20,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
+from pbem import metrics
 from pbem.services.outbox import (
     DEFAULT_RETRY,
     SendResult,
@@ -88,6 +89,9 @@ def _send_applied(svc: Any, applied: Applied, *, queue_retry: Callable[[int, flo
     if applied.mails:
         results = send_claimed(svc, applied.mails, policy=DEFAULT_RETRY)
         _queue_retries(svc, results, queue_retry)
+        if applied.received_at is not None and SendResult.SENT in results.values():
+            # From the 250 that answered the mail to its last mail sent (README, "Metrics and logs").
+            metrics.observe_reply((svc.clock.now() - applied.received_at).total_seconds())
     if applied.continue_games:
         try:
             queue_continue(applied.continue_games)
@@ -107,6 +111,9 @@ def send_now(svc: Any, outbound_ids: list[int], *, queue_retry: Callable[[int, f
 
 def _queue_retries(svc: Any, results: dict[int, SendResult], queue_retry: Callable[[int, float], None]) -> None:
     to_retry = [outbound_id for outbound_id, result in results.items() if result is SendResult.RETRY]
+    outcomes = list(results.values())
+    metrics.count_sent(sent=outcomes.count(SendResult.SENT), failed=outcomes.count(SendResult.FAILED),
+                       retried=len(to_retry))
     if to_retry:
         now = svc.clock.now()
         for outbound_id, due in next_attempts(svc, to_retry).items():

@@ -28,13 +28,17 @@ making the record (a filtered line still cost the consumer ~50 µs a task, mostl
 import gc
 import logging
 import os
+import re
 from typing import Any
 
-from celery.signals import worker_init, worker_process_init
+from celery.signals import beat_init, worker_init, worker_process_init, worker_process_shutdown
 
+from pbem import metrics
 from pbem.config import Settings
-from workers.app import embedded_broker_file, make_celery
-from workers.queueing import PROCESS_INBOUND
+from pbem.services.backlog import backlog_reader
+from pbem.services.observed import watch_moves
+from workers.app import TICK, embedded_broker_file, make_celery
+from workers.queueing import PROCESS_INBOUND, SWEEP
 
 settings = Settings.from_env(os.environ)
 # Beat keeps its schedule file in the data directory (``beat_schedule_filename``) and cannot start
@@ -44,6 +48,9 @@ _broker_file = embedded_broker_file(settings)
 if _broker_file is not None:
     _broker_file.parent.mkdir(parents=True, exist_ok=True)
 app = make_celery(settings)
+# Before the pool forks: every process of the worker records into the host's metrics directory.
+metrics.enable(settings.metrics_dir)
+_exporter: list[Any] = []  # the metrics server of this process tree, when it serves them
 
 
 def _not_routine_move_line(record: logging.LogRecord) -> bool:
@@ -53,18 +60,67 @@ def _not_routine_move_line(record: logging.LogRecord) -> bool:
                 and args.get("name") == PROCESS_INBOUND)
 
 
+_PERIODIC = frozenset({SWEEP, TICK})
+_COUNT = re.compile(r":\s*(-?\d+)")
+
+
+def _idle_periodic_task(name: Any, result: Any) -> bool:
+    """Whether a sweep's or a tick's result says it did nothing (every count 0)."""
+    return name in _PERIODIC and isinstance(result, str) and all(n == "0" for n in _COUNT.findall(result))
+
+
+def _quiet_when_idle(record: logging.LogRecord) -> bool:
+    """An idle server is quiet (README, "Metrics and logs"): Celery's "succeeded" line of a sweep or a
+    tick that did nothing, and beat's "Sending due task" line of either, are DEBUG lines (kept only
+    when the logger is at DEBUG)."""
+    if record.levelno != logging.INFO:
+        return True
+    args = record.args
+    if isinstance(args, dict):
+        routine = _idle_periodic_task(args.get("name"), args.get("return_value"))
+    else:
+        routine = (isinstance(args, tuple) and len(args) == 2 and args[1] in _PERIODIC
+                   and str(record.msg).startswith("Scheduler: Sending due task"))
+    if not routine:
+        return True
+    if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+        return False
+    record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+    return True
+
+
 logging.getLogger("celery.app.trace").addFilter(_not_routine_move_line)
+logging.getLogger("celery.app.trace").addFilter(_quiet_when_idle)
+logging.getLogger("celery.beat").addFilter(_quiet_when_idle)
 # Read by Celery when the consumer starts (``isEnabledFor(INFO)``): its "received" lines are not made.
 logging.getLogger("celery.worker.strategy").setLevel(logging.WARNING)
 
 
+def _serve_metrics() -> None:
+    """With ``PBEM_METRICS_LISTEN``, this process serves the host's metrics (once per process tree:
+    the beat embedded by ``--beat`` is forked from a worker that already serves them)."""
+    if settings.metrics_listen is not None and not _exporter:
+        _exporter.append(metrics.serve_metrics(settings.metrics_listen, settings.metrics_dir,
+                                               backlog_reader(settings)))
+
+
+def _watch_moves() -> None:
+    """Count and log the moves this process commits (``pbem.services.observed``)."""
+    svc = app.services()
+    watch_moves(svc.session_factory, svc.clock)
+
+
 @worker_init.connect
 def _compile_templates(**_kwargs: Any) -> None:
-    """In the worker's main process, before the pool forks (beat never runs this)."""
+    """In the worker's main process, before the pool forks (beat never runs this); also its metrics
+    (the solo pool runs the tasks here)."""
+    metrics.process_started("worker")
+    _serve_metrics()
     try:
         app.compile_mail_templates()
     except OSError:  # templates unreadable: the tasks will say so when they need them
         logging.getLogger("pbem.worker").exception("could not compile the mail templates")
+    _watch_moves()  # with the compiled templates
     # Everything made so far (modules, the app, the compiled templates) lives as long as the
     # process, and as long as each pool process forked from it: out of the cyclic collector's
     # sight, full collections stay short and leave the inherited pages shared.
@@ -73,5 +129,22 @@ def _compile_templates(**_kwargs: Any) -> None:
 
 @worker_process_init.connect
 def _freeze_pool_process(**_kwargs: Any) -> None:
-    """In each pool process once Celery set it up: only what is cheap (``gc.freeze`` is)."""
+    """In each pool process once Celery set it up: only what is cheap (``gc.freeze`` is, and so are
+    the metrics' bookkeeping and the Services, which connect on first use)."""
+    metrics.process_started("worker")
+    _watch_moves()
     gc.freeze()
+
+
+@worker_process_shutdown.connect
+def _pool_process_ended(pid: int | None = None, **_kwargs: Any) -> None:
+    """In a pool process that ends (replaced after ``--max-tasks-per-child``, the pool shrinking, a
+    shutdown): its live-gauge files go (a killed one's go at the next scrape: ``pbem.metrics``)."""
+    metrics.process_ended(pid)
+
+
+@beat_init.connect
+def _beat_metrics(**_kwargs: Any) -> None:
+    """Beat on its own (``celery beat``, ``pbem beat``) or embedded in a worker (``--beat``)."""
+    metrics.process_started("beat")
+    _serve_metrics()

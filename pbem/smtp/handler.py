@@ -21,6 +21,10 @@ Answers:
   (database down, disk full...), so the sending server keeps the mail and retries.
   If only *queueing* fails after the commit the answer is still 250: the mail
   is safe and the worker's sweep queues it later.
+
+Each answer is counted (``pbem_mail_received_total{front="smtp"}``, README "Metrics and logs"):
+``stored`` and ``duplicate`` per message, ``failed`` per 451, ``refused`` per permanent refusal of a
+sender, a recipient or a message.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbem import metrics
 from pbem.db.models import InboundSource
 from pbem.db.session import KeptConnections
 from pbem.services.intake import accepted_recipient, envelope_address_problem, receive_inbound
@@ -50,6 +55,7 @@ STORE_THREADS = 4
 a store takes about a millisecond, so four carry thousands of mails a second."""
 
 Queue = Callable[[list[int]], None]
+FRONT = "smtp"
 
 
 def _unholdable(address: str, role: str, answer: str, session: Any) -> str | None:
@@ -59,6 +65,7 @@ def _unholdable(address: str, role: str, answer: str, session: Any) -> str | Non
     if problem is None:
         return None
     log.info("refused %s %r (%s, peer %s)", role, address[:200], problem, session.peer)
+    metrics.count_received(FRONT, "refused")
     return answer
 
 
@@ -115,6 +122,7 @@ class InboundHandler:
         recipient = accepted_recipient(address, self.mail_domain)
         if recipient is None:
             log.info("refused relay from %s to %s (peer %s)", envelope.mail_from, address, session.peer)
+            metrics.count_received(FRONT, "refused")
             return f"550 5.7.1 Relaying denied: this server only receives mail for {self.mail_domain}"
         if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
             return "452 4.5.3 Too many recipients"
@@ -138,6 +146,7 @@ class InboundHandler:
             # so the sender's server keeps it and tries again (a 5xx would bounce it
             # and a 250 would lose it).
             log.exception("could not store mail from %s to %s", mail_from, recipients)
+            metrics.count_received(FRONT, "failed")
             return "451 4.3.0 Temporary failure storing the message, try again later"
         # Each stored mail is a row (with its time, sender and recipient): the line is for
         # debugging; what an operator should see (a redelivery, a mail left to the sweep) is INFO.
@@ -149,6 +158,7 @@ class InboundHandler:
             received.ids or "(duplicate)",
             "" if received.queued else " (not queued: the sweep will)",
         )
+        metrics.count_received(FRONT, "stored" if received.ids else "duplicate")
         return "250 2.0.0 Message accepted"
 
     def _store_and_queue(self, raw: bytes, mail_from: str, recipients: list[str]) -> Any:

@@ -2,7 +2,8 @@
 
 ``SmtpFront`` listens on ``PBEM_SMTP_LISTEN`` in a background thread (its own
 asyncio loop), so the same object serves ``pbem smtp``, ``pbem serve`` and the
-tests.  The greeting name is explicit (``PBEM_SMTP_HOSTNAME``): aiosmtpd would
+tests.  Started, it records its metrics (``pbem.metrics``) and, given
+``PBEM_METRICS_LISTEN``, serves those of the whole host.  The greeting name is explicit (``PBEM_SMTP_HOSTNAME``): aiosmtpd would
 otherwise look up the host's FQDN for every connection.  STARTTLS is offered when
 ``PBEM_TLS_CERT``/``PBEM_TLS_KEY`` are set (opportunistic: plain sessions stay
 allowed, as for any MX).
@@ -29,8 +30,10 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import MISSING, SMTP, syntax
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbem import metrics
 from pbem.config import Settings
-from pbem.smtp.handler import InboundHandler, Queue
+from pbem.services.backlog import backlog_reader
+from pbem.smtp.handler import FRONT, InboundHandler, Queue
 
 __all__ = ["SmtpFront", "tls_context"]
 
@@ -112,6 +115,7 @@ class _Smtp(SMTP):  # type: ignore[misc]
             self._writer.close()
             raise
         if refusal is not None:
+            metrics.count_received(FRONT, "refused")
             await self.push(refusal)
             self._set_post_data_state()
             return
@@ -203,6 +207,7 @@ class SmtpFront:
             else None
         )
         self._running = False
+        self._metrics_server: Any = None
         self._controller = _Controller(
             self.handler,
             hostname=settings.smtp_listen.host,
@@ -227,6 +232,12 @@ class SmtpFront:
 
     def start(self) -> SmtpFront:
         self._running = True  # from here on, stop() has something to clean up
+        # The front's metrics, in the host's directory; served from here with PBEM_METRICS_LISTEN.
+        metrics.enable(self.settings.metrics_dir)
+        metrics.process_started(FRONT)
+        if self.settings.metrics_listen is not None and self._metrics_server is None:
+            self._metrics_server = metrics.serve_metrics(self.settings.metrics_listen, self.settings.metrics_dir,
+                                                         backlog_reader(self.settings))
         self._controller.start()
         log.info(
             "SMTP front listening on %s for @%s (max %d bytes%s)",
@@ -243,6 +254,10 @@ class SmtpFront:
             self._controller.stop(no_assert=True)
             self._running = False
             log.info("SMTP front on %s stopped", self.address)
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+            self._metrics_server.server_close()
+            self._metrics_server = None
         self.handler.close()
 
     def __enter__(self) -> SmtpFront:

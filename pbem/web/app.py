@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flask import Flask, Response, render_template
+from flask import Flask, Response, render_template, request
 from werkzeug.exceptions import NotFound
 
+from pbem import metrics
 from pbem.config import Settings
 from pbem.resources import templates_dir
 from pbem.services.clock import Clock
@@ -25,7 +26,19 @@ from .runtime import EXTENSION_KEY, WebRuntime
 if TYPE_CHECKING:
     from celery import Celery
 
-__all__ = ["create_app"]
+__all__ = ["WEBHOOK_FRONTS", "create_app", "webhook_outcome"]
+
+#: The inbound webhooks' endpoints, by the front their mails are counted for (README, "Metrics and logs").
+WEBHOOK_FRONTS = {"inbound.raw": "webhook", "inbound.mailgun": "mailgun"}
+
+
+def webhook_outcome(response: Response) -> str:
+    """What a webhook's answer did with the mail: ``stored``, ``duplicate`` (200, nothing new
+    stored), ``failed`` (5xx: the forwarder retries) or ``refused`` (4xx)."""
+    if response.status_code == 200:
+        body = response.get_json(silent=True) or {}
+        return "stored" if body.get("stored") else "duplicate"
+    return "failed" if response.status_code >= 500 else "refused"
 
 #: Pages are self-contained (inline CSS, no scripts, no remote resources); the dev
 #: mailbox shows mail HTML in a sandboxed ``srcdoc`` frame, which inherits this policy.
@@ -56,6 +69,9 @@ def create_app(
         # Outer bound for every request; the inbound routes set their own per request.
         MAX_CONTENT_LENGTH=settings.max_message_size * 4 + 1024 * 1024,
     )
+    # The web front's metrics, in the host's directory (each gunicorn worker builds its own app).
+    metrics.enable(settings.metrics_dir)
+    metrics.process_started("web")
     rt = WebRuntime.build(settings, clock=clock, celery_app=celery_app)
     app.extensions[EXTENSION_KEY] = rt
     install_i18n(app, WebTranslations(settings.default_language))
@@ -73,6 +89,13 @@ def create_app(
     def _not_found(_error: NotFound) -> tuple[str, int]:
         use_language(None)
         return render_template("not_found.html"), 404
+
+    @app.after_request
+    def _count_inbound(response: Response) -> Response:
+        front = WEBHOOK_FRONTS.get(request.endpoint or "")
+        if front is not None and response.status_code != 404:  # 404: the route is off
+            metrics.count_received(front, webhook_outcome(response))
+        return response
 
     @app.after_request
     def _security_headers(response: Response) -> Response:
