@@ -164,7 +164,8 @@ def test_a_failed_send_is_retried_after_its_backoff_by_the_sweep(make_env, start
     port = free_port()
     env = make_env(port)  # nothing listens on the relay port yet
     outbound_id = env.add_outbound("ana@example.com")
-    with CeleryWorker(env.vars) as worker:
+    # DEBUG: a sweep that re-queued nothing logs its result at DEBUG (README, "Metrics and logs").
+    with CeleryWorker(env.vars, extra_args=["--loglevel=DEBUG"]) as worker:
         queue_outbound(env.celery, [outbound_id])
         wait_for(lambda: env.outbound(outbound_id).last_error, timeout=30,
                  message="the first attempt's failure recorded")
