@@ -22,7 +22,15 @@ move ("outbound … sent").  Its failures and retries are still logged (WARNING 
 the other tasks (sweep, tick, send_mail: a few a minute) keep their "succeeded" line, which
 says what they did.  "received" lines are off for every task: Celery then skips them before
 making the record (a filtered line still cost the consumer ~50 µs a task, mostly in
-``findCaller``), and beat already logs each task it sends.
+``findCaller``), and beat already logs each task it sends.  An idle server is quiet (README,
+"Metrics and logs"): the "succeeded" line of a sweep or a tick whose counts are all 0, and beat's
+"Sending due task" line for either, are made DEBUG lines (dropped at INFO).
+
+Metrics (``pbem.metrics``): every process of the worker records into ``PBEM_METRICS_DIR``, each
+pool process counted in ``pbem_processes`` when it starts and forgotten when it ends
+(``worker_process_shutdown``); each process counts and logs the moves it commits
+(``pbem.services.observed.watch_moves``); with ``PBEM_METRICS_LISTEN`` the main process (or a beat
+of its own) serves the host's metrics.
 """
 
 import gc
