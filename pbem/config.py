@@ -158,11 +158,6 @@ class Settings:
         "PBEM_MAIL_DOMAIN", "hearts.localhost", str.lower,
         doc="mail domain the server receives for (reply addresses, new@, postmaster@)",
     )
-    # Public base URL of the web front, used in links inside mails.
-    base_url: str = setting(
-        "PBEM_BASE_URL", "http://127.0.0.1:8025", lambda text: text.rstrip("/"),
-        doc="public base URL of the web front, for links in mails",
-    )
     # Address the SMTP front listens on.
     smtp_listen: HostPort = setting(
         "PBEM_SMTP_LISTEN", "127.0.0.1:2525", parse_host_port,
@@ -243,6 +238,12 @@ class Settings:
     web_listen: HostPort = setting(
         "PBEM_WEB_LISTEN", "127.0.0.1:8025", parse_host_port,
         doc="HOST:PORT the web front listens on",
+    )
+    # Public base URL of the web front, used in links inside mails; by default where it listens.
+    base_url: str = setting(
+        "PBEM_BASE_URL", lambda r: default_base_url(r["web_listen"]), lambda text: text.rstrip("/"),
+        doc="public base URL of the web front, for links in mails (default: http://PBEM_WEB_LISTEN, "
+        "localhost for an address of every interface)",
     )
     # Shared secret of the generic raw-MIME webhook (HMAC over timestamp and body).
     webhook_secret: str = setting(
@@ -367,6 +368,14 @@ class Settings:
             shown = "(computed)" if callable(default) else ("" if default is None else str(default))
             rows.append((f.metadata["env"], shown, f.metadata["doc"]))
         return rows
+
+
+def default_base_url(listen: HostPort) -> str:
+    """``http://`` and the web front's listening address; ``localhost`` for 0.0.0.0 or ``::``
+    (every interface is no address to link to; a public server sets PBEM_BASE_URL)."""
+    if listen.host in ("0.0.0.0", "::", ""):
+        return f"http://localhost:{listen.port}"
+    return f"http://{listen}"
 
 
 def load_or_create_dev_secret(resolved: Resolved) -> str:

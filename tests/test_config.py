@@ -111,3 +111,13 @@ def test_positive_intervals_only(tmp_path: Path) -> None:
     assert Settings.from_env(env | {"PBEM_TICK_SECONDS": "2.5"}).tick_seconds == 2.5
     with pytest.raises(ConfigError, match="PBEM_SWEEP_SECONDS"):
         Settings.from_env(env | {"PBEM_SWEEP_SECONDS": "0"})
+
+
+def test_links_follow_the_web_listen_address_unless_a_base_url_is_set(tmp_path: Path) -> None:
+    env = {"PBEM_DATA_DIR": str(tmp_path), "PBEM_SECRET_KEY": "x"}
+    assert Settings.from_env(env).base_url == "http://127.0.0.1:8025"
+    assert Settings.from_env(env | {"PBEM_WEB_LISTEN": "127.0.0.1:9100"}).base_url == "http://127.0.0.1:9100"
+    assert Settings.from_env(env | {"PBEM_WEB_LISTEN": "[::1]:9100"}).base_url == "http://[::1]:9100"
+    assert Settings.from_env(env | {"PBEM_WEB_LISTEN": "0.0.0.0:9100"}).base_url == "http://localhost:9100"
+    assert Settings.from_env(env | {"PBEM_WEB_LISTEN": "127.0.0.1:9100",
+                                    "PBEM_BASE_URL": "https://hearts.example.org/"}).base_url == "https://hearts.example.org"

@@ -20,6 +20,7 @@ import click
 
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
+from pbem.serve import PortInUse
 from pbem.serve import serve as run_everything
 from pbem.services.app import Services
 from pbem.smtp.server import SmtpFront
@@ -46,7 +47,11 @@ def serve(settings: Settings, concurrency: int) -> None:
     """Run everything: SMTP front, web front, a Celery worker and beat, on SQLite
     (migrates the database first).  Ctrl-C stops it all."""
     _configure_logging()
-    sys.exit(run_everything(settings, concurrency=concurrency, echo=click.echo))
+    try:
+        status = run_everything(settings, concurrency=concurrency, echo=click.echo)
+    except PortInUse as error:
+        raise click.ClickException(f"pbem serve: {error}") from error
+    sys.exit(status)
 
 
 @click.command()

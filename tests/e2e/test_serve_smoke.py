@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import make_engine, make_session_factory
+from pbem.serve import ROOT_WARNING
 from tests.harness.celery_worker import pbem_environment
 from tests.harness.ports import free_port
 from tests.harness.waiting import wait_for
@@ -34,16 +35,18 @@ DOMAIN = "hearts.test"
 class Served:
     """A ``pbem serve`` process in its own process group, logging to a file."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.data_dir = tmp_path / "data"
-        self.smtp_port, self.web_port = free_port(), free_port()
-        self.log_file = tmp_path / "serve.log"
+    def __init__(self, tmp_path: Path, *, data_dir: Path | None = None, smtp_port: int | None = None,
+                 web_port: int | None = None, name: str = "serve", extra_env: dict[str, str] | None = None) -> None:
+        self.data_dir = data_dir or tmp_path / "data"
+        self.smtp_port, self.web_port = smtp_port or free_port(), web_port or free_port()
+        self.log_file = tmp_path / f"{name}.log"
         env = pbem_environment(
             {
                 "PBEM_DATA_DIR": str(self.data_dir),
                 "PBEM_MAIL_DOMAIN": DOMAIN,
                 "PBEM_SMTP_LISTEN": f"127.0.0.1:{self.smtp_port}",
                 "PBEM_WEB_LISTEN": f"127.0.0.1:{self.web_port}",
+                **(extra_env or {}),
             }
         )
         with open(self.log_file, "wb") as log:
@@ -95,6 +98,10 @@ def test_serve_takes_mail_processes_it_answers_and_stops(served: Served) -> None
     text = served.log()
     assert f"SMTP on 127.0.0.1:{served.smtp_port}" in text
     assert str(served.data_dir / "devmail") in text
+    # Links follow PBEM_WEB_LISTEN when PBEM_BASE_URL is not set.
+    assert f"(links use http://127.0.0.1:{served.web_port})" in text
+    # Run as root (as CI runs), the worker's "superuser privileges" warning is not printed.
+    assert ROOT_WARNING not in text
 
     with urllib.request.urlopen(f"http://127.0.0.1:{served.web_port}/healthz", timeout=10) as answer:
         assert answer.status == 200
