@@ -5,6 +5,10 @@ by ``pbem.mail.relay.DevMailbox`` (its docstring fixes the format: ``<data dir>/
 <10-digit outbox id>.eml``, the raw message after ``Return-Path`` and ``Delivered-To``
 trace headers).  These pages list and show those files; they read nothing else.
 
+The list shows each mail's kind (``X-Hearts-Kind``: your_turn, hand_summary…), its game
+(``X-Hearts-Game``) and the first line of its text, and filters by game and kind
+(``/dev/mail?game=12&kind=your_turn``; each row's game and kind link to their filter).
+
 They exist only while no relay is configured, and never with ``PBEM_ENV=production``:
 every player's hand is in these mails, so a production front must not serve them even
 when its relay setting is missing.  Elsewhere the routes are 404.
@@ -32,6 +36,8 @@ __all__ = ["DevMail", "blueprint", "dev_mailbox_enabled", "list_dev_mail", "read
 blueprint = Blueprint("devmail", __name__, url_prefix="/dev/mail")
 
 PAGE_SIZE = 100
+#: With a filter, at most this many files are read for one page (newest first).
+SCAN_LIMIT = 20_000
 _FILE_NAME = re.compile(r"^(\d{10})\.eml$")
 #: Headers shown above a message, in this order (the X-Hearts-* ones are for bots).
 SHOWN_HEADERS = (
@@ -60,6 +66,21 @@ class DevMail:
         value = self.message.get(name)
         return "" if value is None else str(value)
 
+    @property
+    def kind(self) -> str:
+        return self.header("X-Hearts-Kind")
+
+    @property
+    def game(self) -> str:
+        return self.header("X-Hearts-Game")
+
+    def first_line(self) -> str:
+        """The first non-blank line of the text part ("" if there is none)."""
+        for line in (self.part("plain") or "").splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+
     def headers(self) -> list[tuple[str, str]]:
         return [(name, self.header(name)) for name in SHOWN_HEADERS if name in self.message]
 
@@ -79,8 +100,10 @@ def _parse(path: Path, key: int, headers_only: bool) -> DevMail:
     return DevMail(key=key, message=message)
 
 
-def list_dev_mail(directory: Path, *, before: int | None = None, limit: int = PAGE_SIZE) -> list[DevMail]:
-    """The newest mails first (headers only), those with a key below ``before`` if given."""
+def list_dev_mail(directory: Path, *, before: int | None = None, limit: int = PAGE_SIZE,
+                  game: str | None = None, kind: str | None = None) -> list[DevMail]:
+    """The newest mails first, those with a key below ``before`` if given, of game ``game`` and
+    kind ``kind`` if given (at most ``SCAN_LIMIT`` files read)."""
     if not directory.is_dir():
         return []
     keys = sorted(
@@ -90,11 +113,16 @@ def list_dev_mail(directory: Path, *, before: int | None = None, limit: int = PA
     if before is not None:
         keys = [k for k in keys if k < before]
     found = []
-    for key in keys[:limit]:
+    for key in keys[:SCAN_LIMIT]:
         try:
-            found.append(_parse(directory / dev_mailbox_name(key), key, headers_only=True))
+            mail = _parse(directory / dev_mailbox_name(key), key, headers_only=False)
         except FileNotFoundError:
             continue  # replaced between listing and reading: it reappears on reload
+        if (game and mail.game != game) or (kind and mail.kind != kind):
+            continue
+        found.append(mail)
+        if len(found) == limit:
+            break
     return found
 
 
@@ -116,10 +144,13 @@ def _directory() -> Path:
 def mailbox() -> str:
     directory = _directory()
     before = request.args.get("before", type=int)
-    mails = list_dev_mail(directory, before=before)
+    game = request.args.get("game", "").strip() or None
+    kind = request.args.get("kind", "").strip() or None
+    mails = list_dev_mail(directory, before=before, game=game, kind=kind)
     use_language(None)
     older = mails[-1].key if len(mails) == PAGE_SIZE else None
-    return render_template("devmail_list.html", mails=mails, directory=directory, older=older)
+    return render_template("devmail_list.html", mails=mails, directory=directory, older=older,
+                           game=game or "", kind=kind or "")
 
 
 @blueprint.get("/<int:key>")

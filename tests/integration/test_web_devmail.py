@@ -102,3 +102,43 @@ def test_dev_mailbox_is_hidden_when_mail_really_goes_out(tmp_path: Path, extra: 
             assert client.get(path).status_code == 404, path
     finally:
         runtime(app).dispose()
+
+
+def a_game_mail(n: int, game: int, kind: str, first_line: str) -> bytes:
+    message = EmailMessage()
+    message["From"] = "Hearts <hearts@hearts.test>"
+    message["To"] = "Alice <alice@example.com>"
+    message["Subject"] = f"[Hearts #{game}] mail {n}"
+    message["Message-ID"] = f"<g{n}@hearts.test>"
+    message["X-Hearts-Kind"] = kind
+    message["X-Hearts-Game"] = str(game)
+    message.set_content(f"\n{first_line}\nThe rest of mail {n}.\n")
+    return message.as_bytes()
+
+
+def test_dev_mailbox_filters_by_game_and_kind_and_shows_kind_and_first_line(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    relay = make_relay(settings)
+    mails = [(1, 7, "your_turn", "Alice, it is your turn to play."), (2, 7, "hand_summary", "Hand 1 is over."),
+             (3, 8, "your_turn", "Bob, it is your turn to pass.")]
+    for key, game, kind, line in mails:
+        relay.deliver(a_game_mail(key, game, kind, line), recipients=["alice@example.com"], key=key)
+    app = create_app(settings)
+    try:
+        client = app.test_client()
+        html = client.get("/dev/mail").get_data(as_text=True)
+        for _key, _game, kind, line in mails:
+            assert kind in html and line in html
+        assert "/dev/mail?game=7" in html and "/dev/mail?kind=your_turn" in html
+
+        def listed(query: str) -> list[int]:
+            page = client.get(f"/dev/mail?{query}").get_data(as_text=True)
+            return [key for key, *_ in mails if f"/dev/mail/{key}\"" in page]
+
+        assert listed("game=7") == [1, 2]
+        assert listed("kind=your_turn") == [1, 3]
+        assert listed("game=7&kind=your_turn") == [1]
+        assert listed("game=9") == []
+        assert "No mail of this game and kind." in client.get("/dev/mail?game=9").get_data(as_text=True)
+    finally:
+        runtime(app).dispose()
