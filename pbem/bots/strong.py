@@ -9,11 +9,15 @@ numbers), so the comparison between cards is much less noisy than the scores the
 Rollouts run through the engine's public API (``GameState.from_dict`` builds a world, ``play``
 advances it) so every rules option is honoured exactly; the heuristic policy works on masks.
 
-Budget: ``playouts`` card playouts per decision (split evenly among the legal cards), and a
-``time_limit`` in seconds that stops sampling new worlds early. The defaults keep a decision under
-a second on one core; the playout budget alone is deterministic for a given seed, the time limit is
-a guard (set it to ``None`` for reproducible runs). Passing (declining one, calling one), the kitty
-discard and the moon choice use the heuristic.
+Budget: counted in card plays, so deterministic for a seed: ``playouts`` hand playouts' worth per
+decision (``playouts`` x the cards dealt), split evenly among the legal cards and paid by the cards
+still to play, so a decision late in the hand samples more worlds than an early one for about the
+same CPU (at most ``LATE_FACTOR`` times the first trick's worlds). The defaults keep a decision well
+under a second of CPU on one core. Two safety caps stop sampling new worlds early: ``cpu_limit``
+seconds of this thread's CPU (``time.thread_time``, so a loaded machine does not weaken the bot) and
+``time_limit`` seconds of wall time (``time_limit=None`` drops both, for reproducible runs whatever
+the machine). Passing (declining one, calling one), the kitty discard and the moon choice use the
+heuristic.
 
 Variants (RULES.md §6): the worlds hold the hidden kitty too (on the table, or in its taker's
 tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a rollout plays
@@ -65,9 +69,13 @@ from .heuristic import (
 from .knowledge import infer, sample_two_deck_world, sample_world
 from .view import BotView, as_bot_view
 
-#: Card playouts per decision by default, and the wall-clock guard (seconds).
+#: Hand playouts' worth of card plays per decision by default, and the safety caps: this thread's
+#: CPU (seconds) and the wall clock (seconds). The budget, not the caps, decides on an idle machine.
 DEFAULT_PLAYOUTS = 1500
-DEFAULT_TIME_LIMIT = 0.8
+DEFAULT_CPU_LIMIT = 0.9
+DEFAULT_TIME_LIMIT = 3.0
+#: A late decision's worlds are at most this many times a first-trick decision's.
+LATE_FACTOR = 4
 #: Two decks (RULES.md §6.6): a playout plays up to 104 cards, each dearer than with one deck, so the
 #: budget is ``playouts`` x this many card plays per playout, shared out by the cards still to play.
 TWO_DECK_PLAYS = 25
@@ -77,12 +85,23 @@ class StrongBot:
     name = "strong"
 
     def __init__(self, seed: Any = None, playouts: int = DEFAULT_PLAYOUTS,
-                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+                 time_limit: float | None = DEFAULT_TIME_LIMIT,
+                 cpu_limit: float | None = DEFAULT_CPU_LIMIT, halving: bool = True,
+                 shooters: bool = True) -> None:
         if playouts < 1:
             raise ValueError("playouts must be at least 1")
         self.rng = random.Random(seed)
         self.playouts = playouts
         self.time_limit = time_limit
+        self.cpu_limit = None if time_limit is None else cpu_limit
+        self.halving = halving
+        self.shooters = shooters
+
+    def _out_of_time(self, deadline: float | None, cpu_deadline: float | None) -> bool:
+        """Whether a safety cap has been reached (see the module docstring's Budget)."""
+        if deadline is not None and time.perf_counter() > deadline:
+            return True
+        return cpu_deadline is not None and time.thread_time() > cpu_deadline
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
         return [CARD_NAMES[c] for c in pass_cards_for(as_bot_view(view))]
@@ -120,38 +139,66 @@ class StrongBot:
         partnership its team's (team mode: the team's hand score; individual mode: the partners'
         sum, since the lower sum wins the game)."""
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        cpu_deadline = None if self.cpu_limit is None else time.thread_time() + self.cpu_limit
         t = v.table
         cards = indices_of(v.legal)
         knowledge = infer(v)
         if v.decks == 2:
-            return self._evaluate_two_decks(v, cards, knowledge, deadline)
-        worlds = max(1, self.playouts // len(cards))
+            return self._evaluate_two_decks(v, cards, knowledge, deadline, cpu_deadline)
+        dealt = t.players * t.hand_size
+        remaining = max(1, sum(knowledge.counts))
+        first = max(1, self.playouts // len(cards))
+        worlds = max(1, min(first * LATE_FACTOR, self.playouts * dealt // remaining // len(cards)))
         template = _template(v)
         me = v.seat
         judged = (me,) if v.partner is None or v.rules.partnership == "team" else (me, v.partner)
         partners, team = partners_of(v.rules)
         sign = 1 if t.lowest_wins else -1
         win = v.rules.target if v.rules.moon == "win" else 0
-        sums = [0] * len(cards)
-        done = 0
         rng = self.rng
-        for _ in range(worlds):
-            hands, pile = sample_world(knowledge, rng)
-            root = GameState.from_dict(_world(template, v, hands, pile))
-            for j, c in enumerate(cards):
-                sums[j] += _rollout(root.play(CARD_NAMES[c]), judged, t, partners, team, sign, win)
-            done += 1
-            if deadline is not None and time.perf_counter() > deadline:
-                break
-        # Ties go to the heuristic's own choice, then to the lower card.
         preferred = card_for(v)
-        scored = [(c, s / done) for c, s in zip(cards, sums)]
-        scored.sort(key=lambda cs: (cs[1], cs[0] != preferred, cs[0]))
+        shooters = self.shooters and t.moon != "none" and v.partner is None
+        # Sequential halving (see the module docstring): each round shares out an equal part of the
+        # budget (``worlds`` x the legal cards) among the cards still in, then keeps the better half.
+        active = list(range(len(cards)))
+        sums = [0] * len(cards)
+        seen = [0] * len(cards)
+        dropped: list[list[int]] = []
+        rounds = max(1, (len(cards) - 1).bit_length()) if self.halving else 1
+        per_round = worlds * len(cards) // rounds
+        stop = False
+        for r in range(rounds):
+            for _ in range(max(1, per_round // len(active))):
+                hands, pile = sample_world(knowledge, rng)
+                root = GameState.from_dict(_world(template, v, hands, pile))
+                shoot = shooters and rng.random() < SHOOT_SHARE
+                for j in active:
+                    sums[j] += _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win,
+                                        shoot)
+                    seen[j] += 1
+                if self._out_of_time(deadline, cpu_deadline):
+                    stop = True
+                    break
+            if stop or r == rounds - 1 or len(active) <= 1:
+                break
+            # Ties go to the heuristic's own choice, then to the lower card.
+            active.sort(key=lambda j: (sums[j] / seen[j], cards[j] != preferred, cards[j]))
+            keep = (len(active) + 1) // 2
+            dropped.append(active[keep:])
+            active = active[:keep]
+        # Best first: the cards kept to the end by their means, then each round's dropped cards (their
+        # score at least that of every card kept longer, so the scores stay in order).
+        scored: list[tuple[int, float]] = []
+        floor = float("-inf")
+        for group in [active] + dropped[::-1]:
+            group = sorted(group, key=lambda j: (sums[j] / seen[j], cards[j] != preferred, cards[j]))
+            for j in group:
+                floor = max(floor, sums[j] / seen[j])
+                scored.append((cards[j], floor))
         return scored
 
-
-    def _evaluate_two_decks(self, v: BotView, cards: list[int], knowledge: Any,
-                            deadline: float | None) -> list[tuple[int, float]]:
+    def _evaluate_two_decks(self, v: BotView, cards: list[int], knowledge: Any, deadline: float | None,
+                            cpu_deadline: float | None) -> list[tuple[int, float]]:
         """``evaluate`` with two decks (RULES.md §6.6): worlds deal every unseen copy
         (:func:`~pbem.bots.knowledge.sample_two_deck_world`), the hidden kitty with them, and each is
         played out through the engine's two-deck state (cancellations, carried tricks, the last
@@ -174,7 +221,7 @@ class StrongBot:
             for j, c in enumerate(cards):
                 sums[j] += _rollout2(root.play(CARD_NAMES[c]), me, t, sign, win)
             done += 1
-            if deadline is not None and time.perf_counter() > deadline:
+            if self._out_of_time(deadline, cpu_deadline):
                 break
         preferred = card_for(v)
         scored = [(c, s / done) for c, s in zip(cards, sums)]
@@ -381,11 +428,15 @@ def _rollout2(state: GameState, me: int, t: Any, sign: int = 1, win: int = 0) ->
 
 
 def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
-             sign: int = 1, win: int = 0) -> int:
+             sign: int = 1, win: int = 0, shoot: bool = False) -> int:
     """Play the hand out with the heuristic for every seat (a kitty discard too); what it costs the
     ``judged`` seats (this seat, or with its partner in individual mode), lower is better: their hand
     score (``sign`` -1 when the highest total wins), or under ``moon=win`` a shoot that ends the game
     ``-win`` when a judged seat is among its winners, ``+win`` when not.
+
+    ``shoot``: in this world an opponent that has taken every penalty card so far, enough of them
+    to be on its way (:func:`_shooting`), goes for the moon (:func:`_shoot_card`) instead of ducking,
+    so the search sees the moon coming and spoils it in time (the heuristic alone never shoots).
 
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
     is played with the first legal card: it cannot change the result, and is much cheaper. (With
@@ -419,8 +470,11 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
                 c = (legal & -legal).bit_length() - 1
             else:
                 seat = state.to_move
-                c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
-                                state.points, partners[seat], team)
+                if shoot and seat not in judged and _shooting(t, state, seat, played):
+                    c = _shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
+                else:
+                    c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
+                                    state.points, partners[seat], team)
             played |= 1 << c
             state = state.play(CARD_NAMES[c])
         elif phase == DISCARD:
@@ -438,3 +492,54 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
     if moon is not None and moon.scoring == "win":  # RULES.md §6.7: the game is over, not a hand scored
         return -win if set(judged) & set(state.winners) else win
     return sign * sum(points[s] for s in judged)
+
+
+#: An opponent is modelled as shooting once it alone has taken at least this many penalty cards.
+SHOOT_CARDS = 4
+#: The share of worlds in which such an opponent shoots (the others: it plays the heuristic).
+SHOOT_SHARE = 0.5
+
+
+def _shooting(t: Any, state: GameState, seat: int, played: int) -> bool:
+    """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
+    at least ``SHOOT_CARDS`` of them, and no other seat has taken any."""
+    if t.moon == "none":
+        return False
+    penalty = t.penalty_mask
+    taken = state.taken
+    mine = taken[seat] & penalty
+    if mine.bit_count() < SHOOT_CARDS:
+        return False
+    for s, m in enumerate(taken):
+        if s != seat and m & penalty:
+            return False
+    return True
+
+
+def _shoot_card(t: Any, hand: int, legal: int, trick: tuple[int, ...], played: int) -> int:
+    """A shooter's card: win every trick it can and keep the penalty cards in its own tricks.
+    Leading, a sure winner (the highest card out in its suit), else the highest card of its longest
+    suit; following, the highest card when it beats the trick, else the lowest; void, the lowest
+    card that gives away no points."""
+    outstanding = t.deck_mask & ~played & ~hand
+    if trick:
+        led = SUIT_MASK_OF[trick[0]]
+        follow = legal & led
+        if follow:
+            best = max(c for c in trick if led >> c & 1)
+            top = follow.bit_length() - 1
+            return top if top > best else (follow & -follow).bit_length() - 1
+        safe = legal & ~t.penalty_mask
+        pick = safe or legal
+        return (pick & -pick).bit_length() - 1
+    best_card, best_key = -1, None
+    for suit_mask in SUIT_MASK:
+        m = legal & suit_mask
+        if not m:
+            continue
+        top = m.bit_length() - 1
+        above = outstanding & suit_mask & ~((2 << top) - 1)
+        key = (not above, (hand & suit_mask).bit_count(), top)
+        if best_key is None or key > best_key:
+            best_card, best_key = top, key
+    return best_card
