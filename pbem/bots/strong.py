@@ -71,11 +71,11 @@ from .view import BotView, as_bot_view
 
 #: Hand playouts' worth of card plays per decision by default, and the safety caps: this thread's
 #: CPU (seconds) and the wall clock (seconds). The budget, not the caps, decides on an idle machine.
-DEFAULT_PLAYOUTS = 1500
+DEFAULT_PLAYOUTS = 1200
 DEFAULT_CPU_LIMIT = 0.9
 DEFAULT_TIME_LIMIT = 3.0
 #: A late decision's worlds are at most this many times a first-trick decision's.
-LATE_FACTOR = 4
+LATE_FACTOR = 2
 #: Two decks (RULES.md §6.6): a playout plays up to 104 cards, each dearer than with one deck, so the
 #: budget is ``playouts`` x this many card plays per playout, shared out by the cards still to play.
 TWO_DECK_PLAYS = 25
