@@ -111,6 +111,8 @@ def check_ports(settings: Settings) -> None:
         ("PBEM_SMTP_LISTEN", settings.smtp_listen),
         ("PBEM_WEB_LISTEN", settings.web_listen),
     ]
+    if settings.metrics_listen is not None:
+        addresses.append(("PBEM_METRICS_LISTEN", settings.metrics_listen))
     for variable, address in addresses:
         problem = _bind_problem(address)
         if problem is not None:
@@ -181,7 +183,10 @@ def serve(
     svc = Services.from_settings(settings)
     queue = InboundQueue(make_celery(settings))
     smtp = SmtpFront(settings, session_factory=svc.session_factory, queue=queue, clock=svc.clock.now)
-    child_env = os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)}
+    # serve's own process serves the host's metrics (README, "Metrics and logs"): the worker and beat
+    # record into the same directory but must not try to listen on that port too.
+    child_env = {k: v for k, v in (os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)}).items()
+                 if k != "PBEM_METRICS_LISTEN"}
     children: dict[str, subprocess.Popen[bytes]] = {}
     web: _Web | None = None
     status = 0

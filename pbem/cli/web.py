@@ -15,7 +15,7 @@ from gunicorn.app.base import BaseApplication
 
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
-from pbem.web import create_app
+from pbem.web import create_app, gunicorn_conf
 
 __all__ = ["web"]
 
@@ -50,6 +50,9 @@ def web(settings: Settings, workers: int, threads: int, access_log: bool) -> Non
         "threads": threads,
         "accesslog": "-" if access_log else None,
         "proc_name": "pbem-web",
+        # The master serves the workers' metrics and forgets those that exit (README, "Metrics and logs").
+        "when_ready": gunicorn_conf.when_ready,
+        "child_exit": gunicorn_conf.child_exit,
     }
     click.echo(f"pbem web: listening on http://{settings.web_listen} (public {settings.base_url})")
     WebFront(settings, options).run()
