@@ -19,6 +19,18 @@ seconds of this thread's CPU (``time.thread_time``, so a loaded machine does not
 the machine). Passing (declining one, calling one), the kitty discard and the moon choice use the
 heuristic.
 
+Sequential halving (one deck): the budget is spent in rounds, as many as it takes to halve the legal
+cards down to one; each round gives an equal share of the budget to the cards still in, each played
+in the same new worlds, then keeps the better half. Clearly bad cards stop costing playouts early and
+the close ones are compared over many more worlds than an even split gives them.
+
+Moons (RULES.md §3): the heuristic never shoots, so rollouts of the heuristic alone never see a moon
+coming, and a search over them does not stop one until it is too late. In half the worlds (drawn
+from the seed, ``SHOOT_SHARE``) an opponent that alone has taken penalty cards, at least
+``SHOOT_CARDS`` of them, plays for the moon in the rollout (:func:`shoot_card`: it wins what it can
+and keeps the points), so a card that lets a moon through scores it, and one that spoils it early is
+preferred when it is worth it. Not with a partnership, nor with two decks.
+
 Variants (RULES.md §6): the worlds hold the hidden kitty too (on the table, or in its taker's
 tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a rollout plays
 through the kitty's taking and discard as the engine rules them; a card is scored by what the seat
@@ -435,7 +447,7 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
     ``-win`` when a judged seat is among its winners, ``+win`` when not.
 
     ``shoot``: in this world an opponent that has taken every penalty card so far, enough of them
-    to be on its way (:func:`_shooting`), goes for the moon (:func:`_shoot_card`) instead of ducking,
+    to be on its way (:func:`looks_like_shooting`), goes for the moon (:func:`shoot_card`) instead of ducking,
     so the search sees the moon coming and spoils it in time (the heuristic alone never shoots).
 
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
@@ -470,8 +482,8 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
                 c = (legal & -legal).bit_length() - 1
             else:
                 seat = state.to_move
-                if shoot and seat not in judged and _shooting(t, state, seat, played):
-                    c = _shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
+                if shoot and seat not in judged and looks_like_shooting(t, state, seat, played):
+                    c = shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
                 else:
                     c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
                                     state.points, partners[seat], team)
@@ -500,7 +512,7 @@ SHOOT_CARDS = 4
 SHOOT_SHARE = 0.5
 
 
-def _shooting(t: Any, state: GameState, seat: int, played: int) -> bool:
+def looks_like_shooting(t: Any, state: GameState, seat: int, played: int) -> bool:
     """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
     at least ``SHOOT_CARDS`` of them, and no other seat has taken any."""
     if t.moon == "none":
@@ -516,7 +528,7 @@ def _shooting(t: Any, state: GameState, seat: int, played: int) -> bool:
     return True
 
 
-def _shoot_card(t: Any, hand: int, legal: int, trick: tuple[int, ...], played: int) -> int:
+def shoot_card(t: Any, hand: int, legal: int, trick: tuple[int, ...], played: int) -> int:
     """A shooter's card: win every trick it can and keep the penalty cards in its own tricks.
     Leading, a sure winner (the highest card out in its suit), else the highest card of its longest
     suit; following, the highest card when it beats the trick, else the lowest; void, the lowest
