@@ -80,7 +80,7 @@ def test_strong_evaluates_every_legal_card() -> None:
 def test_a_game_between_all_three_bots_under_every_preset(preset: str) -> None:
     rules = Rules.make(preset, end_after_hands=2)
     rng = random.Random(preset)
-    names = ["strong", "heuristic", "random", "heuristic", "random", "heuristic", "random"][: rules.players]
+    names = (["strong"] + ["heuristic", "random"] * 5)[: rules.players]  # up to ten (two decks, RULES.md §6.6)
     bots = [get_bot(name, seed=s, **({"playouts": 20, "time_limit": None} if name == "strong" else {}))
             for s, name in enumerate(names)]
     state = new_game(rules)
