@@ -99,7 +99,7 @@ class StrongBot:
     def __init__(self, seed: Any = None, playouts: int = DEFAULT_PLAYOUTS,
                  time_limit: float | None = DEFAULT_TIME_LIMIT,
                  cpu_limit: float | None = DEFAULT_CPU_LIMIT, halving: bool = True,
-                 shooters: bool = True) -> None:
+                 shooters: bool = True, shoot_share: float | None = None, shoot_cards: int | None = None) -> None:
         if playouts < 1:
             raise ValueError("playouts must be at least 1")
         self.rng = random.Random(seed)
@@ -108,6 +108,8 @@ class StrongBot:
         self.cpu_limit = None if time_limit is None else cpu_limit
         self.halving = halving
         self.shooters = shooters
+        self.shoot_share = SHOOT_SHARE if shoot_share is None else shoot_share
+        self.shoot_cards = SHOOT_CARDS if shoot_cards is None else shoot_cards
 
     def _out_of_time(self, deadline: float | None, cpu_deadline: float | None) -> bool:
         """Whether a safety cap has been reached (see the module docstring's Budget)."""
@@ -183,7 +185,7 @@ class StrongBot:
             for _ in range(max(1, per_round // len(active))):
                 hands, pile = sample_world(knowledge, rng)
                 root = GameState.from_dict(_world(template, v, hands, pile))
-                shoot = shooters and rng.random() < SHOOT_SHARE
+                shoot = self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
                 for j in active:
                     sums[j] += _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win,
                                         shoot)
@@ -440,13 +442,13 @@ def _rollout2(state: GameState, me: int, t: Any, sign: int = 1, win: int = 0) ->
 
 
 def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
-             sign: int = 1, win: int = 0, shoot: bool = False) -> int:
+             sign: int = 1, win: int = 0, shoot: int = 0) -> int:
     """Play the hand out with the heuristic for every seat (a kitty discard too); what it costs the
     ``judged`` seats (this seat, or with its partner in individual mode), lower is better: their hand
     score (``sign`` -1 when the highest total wins), or under ``moon=win`` a shoot that ends the game
     ``-win`` when a judged seat is among its winners, ``+win`` when not.
 
-    ``shoot``: in this world an opponent that has taken every penalty card so far, enough of them
+    ``shoot`` (a number of penalty cards, 0: never): in this world an opponent that has taken every penalty card so far, enough of them
     to be on its way (:func:`looks_like_shooting`), goes for the moon (:func:`shoot_card`) instead of ducking,
     so the search sees the moon coming and spoils it in time (the heuristic alone never shoots).
 
@@ -482,7 +484,7 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
                 c = (legal & -legal).bit_length() - 1
             else:
                 seat = state.to_move
-                if shoot and seat not in judged and looks_like_shooting(t, state, seat, played):
+                if shoot and seat not in judged and looks_like_shooting(t, state, seat, played, shoot):
                     c = shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
                 else:
                     c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
@@ -512,15 +514,15 @@ SHOOT_CARDS = 4
 SHOOT_SHARE = 0.5
 
 
-def looks_like_shooting(t: Any, state: GameState, seat: int, played: int) -> bool:
+def looks_like_shooting(t: Any, state: GameState, seat: int, played: int, cards: int = 0) -> bool:
     """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
-    at least ``SHOOT_CARDS`` of them, and no other seat has taken any."""
+    at least ``cards`` of them (``SHOOT_CARDS`` by default), and no other seat has taken any."""
     if t.moon == "none":
         return False
     penalty = t.penalty_mask
     taken = state.taken
     mine = taken[seat] & penalty
-    if mine.bit_count() < SHOOT_CARDS:
+    if mine.bit_count() < (cards or SHOOT_CARDS):
         return False
     for s, m in enumerate(taken):
         if s != seat and m & penalty:
