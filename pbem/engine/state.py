@@ -846,7 +846,8 @@ class GameState:
             raise IllegalMove(Reason.CARD_NOT_IN_HAND, card=missing[0], cards=missing)
         return chosen, mask
 
-    def _pass(self, seat: int, cards: tuple[str, ...], out: list | None) -> "GameState":
+    def _check_pass(self, seat: int, cards: tuple[str, ...]) -> None:
+        """Refuse a pass by ``seat`` of ``cards`` that the phase, the seat or the count rules out."""
         if self.phase != PASS:
             if self.phase == PLAY and self.pass_direction == "hold":
                 raise IllegalMove(Reason.NO_PASS_THIS_HAND)
@@ -855,9 +856,11 @@ class GameState:
             raise IllegalMove(Reason.BAD_SEAT, seat=seat)
         if self._h.passes[seat] is not None:
             raise IllegalMove(Reason.ALREADY_PASSED, seat=seat)
-        t = self.t
-        if len(cards) != t.pass_count:
-            raise IllegalMove(Reason.WRONG_PASS_COUNT, expected=t.pass_count, given=len(cards))
+        if len(cards) != self.t.pass_count:
+            raise IllegalMove(Reason.WRONG_PASS_COUNT, expected=self.t.pass_count, given=len(cards))
+
+    def _pass(self, seat: int, cards: tuple[str, ...], out: list | None) -> "GameState":
+        self._check_pass(seat, cards)
         chosen, mask = self._cards_held(seat, cards)
         s = self._copy()
         h = self._h

@@ -224,15 +224,7 @@ class TwoDeckState(GameState):
         return s
 
     def _pass(self, seat: int, cards: tuple[str, ...], out: list | None) -> "TwoDeckState":
-        if self.phase != PASS:
-            if self.phase == PLAY and self.pass_direction == "hold":
-                raise IllegalMove(Reason.NO_PASS_THIS_HAND)
-            raise self._wrong_phase(PASS)
-        self._check_seat(seat)
-        if self._h.passes[seat] is not None:
-            raise IllegalMove(Reason.ALREADY_PASSED, seat=seat)
-        if len(cards) != self.t.pass_count:
-            raise IllegalMove(Reason.WRONG_PASS_COUNT, expected=self.t.pass_count, given=len(cards))
+        self._check_pass(seat, cards)
         once = self.hand_mask(seat)
         twice = self.doubles(seat)
         from_twice = from_once = 0
