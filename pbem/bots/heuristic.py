@@ -490,12 +490,19 @@ def _pass_danger(t: Table, hand: int, doubles: int = 0):
     return danger
 
 
+def pass_ranking(t: Table, hand: int) -> list[int]:
+    """Every card of ``hand`` (indices), the most urgent to pass first (what
+    :func:`choose_pass_cards` draws on; ``strong`` weighs the first few by search)."""
+    danger = _pass_danger(t, hand)
+    return sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
+
+
 def choose_pass_cards(t: Table, hand: int, count: int) -> list[int]:
     """The ``count`` cards to pass from ``hand`` (indices, the most urgent first)."""
     if count <= 0:
         return []
     danger = _pass_danger(t, hand)
-    cards = sorted(indices_of(hand), key=lambda c: (-danger(c), -c))
+    cards = pass_ranking(t, hand)
     chosen = [c for c in cards if danger(c) >= 40][:count]
     room = count - len(chosen)
     if room > 0:

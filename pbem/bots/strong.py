@@ -16,8 +16,15 @@ same CPU (at most ``LATE_FACTOR`` times the first trick's worlds). The defaults 
 under a second of CPU on one core. Two safety caps stop sampling new worlds early: ``cpu_limit``
 seconds of this thread's CPU (``time.thread_time``, so a loaded machine does not weaken the bot) and
 ``time_limit`` seconds of wall time (``time_limit=None`` drops both, for reproducible runs whatever
-the machine). Passing (declining one, calling one), the kitty discard and the moon choice use the
-heuristic.
+the machine). Declining or calling a pass, the kitty discard and the moon choice use the heuristic.
+
+Passing: the cards passed are searched too, where a pass can be played out (one deck, every card to
+one receiver, no partnership, kitty or Turbo; elsewhere the heuristic's pass). The candidates are
+every choice of ``pass_count`` cards among the ``PASS_POOL`` cards the heuristic ranks most urgent
+to pass, and the heuristic's own pass. Each world deals the unseen cards at random to the other
+seats, which pass as the heuristic does, and the hand is played out from each candidate with the
+same rollouts as in play (the moon model included: a pass that hands a shooter its moon scores it).
+The budget is ``PASS_FACTOR`` x ``playouts`` hand playouts, shared out by sequential halving.
 
 Sequential halving (one deck): the budget is spent in rounds, as many as it takes to halve the legal
 cards down to one; each round gives an equal share of the budget to the cards still in, each played
@@ -59,11 +66,12 @@ CPU per decision at any player count.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from pbem.engine import DISCARD, MOON, PLAY, GameState
+from pbem.engine import DISCARD, MOON, PLAY, GameState, new_game
 from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of, indices_of
 
 from .heuristic import (
@@ -73,10 +81,12 @@ from .heuristic import (
     choose_discard_cards,
     choose_call,
     choose_moon_scoring,
+    choose_pass_cards,
     decline_for,
     discard_cards_for,
     partners_of,
     pass_cards_for,
+    pass_ranking,
 )
 from .knowledge import infer, sample_two_deck_world, sample_world
 from .view import BotView, as_bot_view
@@ -91,6 +101,13 @@ LATE_FACTOR = 2
 #: Two decks (RULES.md §6.6): a playout plays up to 104 cards, each dearer than with one deck, so the
 #: budget is ``playouts`` x this many card plays per playout, shared out by the cards still to play.
 TWO_DECK_PLAYS = 25
+#: The pass (see the module docstring's Passing): the most urgent cards of the heuristic's ranking
+#: whose every choice of ``pass_count`` is weighed, and the hand playouts spent on it, as a multiple
+#: of ``playouts``.
+PASS_POOL = 6
+PASS_FACTOR = 2
+#: Pass directions the pass search plays out (one receiver for all the cards passed).
+PASS_STEPS = ("left", "right", "across")
 
 
 class StrongBot:
@@ -99,7 +116,8 @@ class StrongBot:
     def __init__(self, seed: Any = None, playouts: int = DEFAULT_PLAYOUTS,
                  time_limit: float | None = DEFAULT_TIME_LIMIT,
                  cpu_limit: float | None = DEFAULT_CPU_LIMIT, halving: bool = True,
-                 shooters: bool = True, shoot_share: float | None = None, shoot_cards: int | None = None) -> None:
+                 shooters: bool = True, shoot_share: float | None = None, shoot_cards: int | None = None,
+                 pass_search: bool = True) -> None:
         if playouts < 1:
             raise ValueError("playouts must be at least 1")
         self.rng = random.Random(seed)
@@ -110,6 +128,7 @@ class StrongBot:
         self.shooters = shooters
         self.shoot_share = SHOOT_SHARE if shoot_share is None else shoot_share
         self.shoot_cards = SHOOT_CARDS if shoot_cards is None else shoot_cards
+        self.pass_search = pass_search
 
     def _out_of_time(self, deadline: float | None, cpu_deadline: float | None) -> bool:
         """Whether a safety cap has been reached (see the module docstring's Budget)."""
@@ -118,7 +137,68 @@ class StrongBot:
         return cpu_deadline is not None and time.thread_time() > cpu_deadline
 
     def choose_pass(self, view: BotView | Mapping[str, Any]) -> list[str]:
-        return [CARD_NAMES[c] for c in pass_cards_for(as_bot_view(view))]
+        v = as_bot_view(view)
+        chosen = pass_cards_for(v)
+        if self.pass_search and _pass_searchable(v) and len(chosen) == v.table.pass_count:
+            chosen = list(self.evaluate_passes(v, chosen)[0][0])
+        return [CARD_NAMES[c] for c in chosen]
+
+    def evaluate_passes(self, v: BotView, preferred: list[int]) -> list[tuple[tuple[int, ...], float]]:
+        """Each pass weighed (card indices, their mean hand score for this seat; lower is better),
+        best first: every choice of ``pass_count`` cards among the ``PASS_POOL`` most urgent of the
+        heuristic's ranking and the heuristic's own pass (``preferred``, which wins ties). Each world
+        deals the unseen cards at random to the other seats, which pass as the heuristic does; then
+        the hand is played out from every pass weighed (the same worlds, sequential halving, the
+        moon model as in play)."""
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        cpu_deadline = None if self.cpu_limit is None else time.thread_time() + self.cpu_limit
+        t = v.table
+        n = v.players
+        count = t.pass_count
+        pool = sorted(set(pass_ranking(t, v.hand)[:PASS_POOL]) | set(preferred))
+        mine = tuple(sorted(preferred))
+        passes = [mine] + [p for p in itertools.combinations(pool, count) if p != mine]
+        # The engine deals seat s every n-th card from the dealer's left; a new game's first deal
+        # has dealer n - 1, so the seats are turned to keep this seat's place from the dealer.
+        offset = v.dealer - (n - 1)
+        me = (v.seat - offset) % n
+        start = new_game(v.rules)
+        unseen = indices_of(t.deck_mask & ~v.hand)
+        size = t.hand_size
+        partners, team = partners_of(v.rules)
+        sign = 1 if t.lowest_wins else -1
+        win = v.rules.target if v.rules.moon == "win" else 0
+        shooters = self.shooters and t.moon != "none"
+        names = [[CARD_NAMES[c] for c in p] for p in passes]
+        rng = self.rng
+
+        def new_world() -> tuple[GameState, int]:
+            rng.shuffle(unseen)
+            hands: list[list[int]] = []
+            k = 0
+            for s in range(n):
+                if s == me:
+                    hands.append(indices_of(v.hand))
+                else:
+                    hands.append(unseen[k:k + size])
+                    k += size
+            deck = [CARD_NAMES[hands[i % n][i // n]] for i in range(n * size)]
+            state = start.deal(deck, v.pass_direction)
+            for s in range(n):
+                if s != me:
+                    mask = sum(1 << c for c in hands[s])
+                    state = state.pass_cards(s, [CARD_NAMES[c] for c in choose_pass_cards(t, mask, count)])
+            shoot = self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
+            return state, shoot
+
+        def score(j: int, world: tuple[GameState, int]) -> int:
+            state, shoot = world
+            return _rollout(state.pass_cards(me, names[j]), (me,), t, partners, team, sign, win, shoot)
+
+        worlds = max(1, self.playouts * PASS_FACTOR // len(passes))
+        scored = _halving(len(passes), worlds, new_world, score, lambda j: (j != 0, passes[j]),
+                          lambda: self._out_of_time(deadline, cpu_deadline), self.halving)
+        return [(passes[j], value) for j, value in scored]
 
     def choose_moon(self, view: BotView | Mapping[str, Any]) -> str:
         return choose_moon_scoring(as_bot_view(view))
@@ -172,44 +252,19 @@ class StrongBot:
         rng = self.rng
         preferred = card_for(v)
         shooters = self.shooters and t.moon != "none" and v.partner is None
-        # Sequential halving (see the module docstring): each round shares out an equal part of the
-        # budget (``worlds`` x the legal cards) among the cards still in, then keeps the better half.
-        active = list(range(len(cards)))
-        sums = [0] * len(cards)
-        seen = [0] * len(cards)
-        dropped: list[list[int]] = []
-        rounds = max(1, (len(cards) - 1).bit_length()) if self.halving else 1
-        per_round = worlds * len(cards) // rounds
-        stop = False
-        for r in range(rounds):
-            for _ in range(max(1, per_round // len(active))):
-                hands, pile = sample_world(knowledge, rng)
-                root = GameState.from_dict(_world(template, v, hands, pile))
-                shoot = self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
-                for j in active:
-                    sums[j] += _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win,
-                                        shoot)
-                    seen[j] += 1
-                if self._out_of_time(deadline, cpu_deadline):
-                    stop = True
-                    break
-            if stop or r == rounds - 1 or len(active) <= 1:
-                break
-            # Ties go to the heuristic's own choice, then to the lower card.
-            active.sort(key=lambda j: (sums[j] / seen[j], cards[j] != preferred, cards[j]))
-            keep = (len(active) + 1) // 2
-            dropped.append(active[keep:])
-            active = active[:keep]
-        # Best first: the cards kept to the end by their means, then each round's dropped cards (their
-        # score at least that of every card kept longer, so the scores stay in order).
-        scored: list[tuple[int, float]] = []
-        floor = float("-inf")
-        for group in [active] + dropped[::-1]:
-            group = sorted(group, key=lambda j: (sums[j] / seen[j], cards[j] != preferred, cards[j]))
-            for j in group:
-                floor = max(floor, sums[j] / seen[j])
-                scored.append((cards[j], floor))
-        return scored
+
+        def new_world() -> tuple[GameState, int]:
+            hands, pile = sample_world(knowledge, rng)
+            root = GameState.from_dict(_world(template, v, hands, pile))
+            return root, self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
+
+        def score(j: int, world: tuple[GameState, int]) -> int:
+            root, shoot = world
+            return _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win, shoot)
+
+        scored = _halving(len(cards), worlds, new_world, score, lambda j: (cards[j] != preferred, cards[j]),
+                          lambda: self._out_of_time(deadline, cpu_deadline), self.halving)
+        return [(cards[j], value) for j, value in scored]
 
     def _evaluate_two_decks(self, v: BotView, cards: list[int], knowledge: Any, deadline: float | None,
                             cpu_deadline: float | None) -> list[tuple[int, float]]:
@@ -241,6 +296,61 @@ class StrongBot:
         scored = [(c, s / done) for c, s in zip(cards, sums)]
         scored.sort(key=lambda cs: (cs[1], cs[0] != preferred, cs[0]))
         return scored
+
+
+def _halving(arms: int, worlds: int, new_world: Callable[[], Any], score: Callable[[int, Any], int],
+             tie: Callable[[int], Any], out_of_time: Callable[[], bool], halving: bool = True) -> list[tuple[int, float]]:
+    """Sequential halving over ``arms`` choices (see the module docstring): the budget, ``worlds`` x
+    ``arms`` playouts, is spent in as many rounds as it takes to halve the choices down to one (one
+    round without ``halving``); each round shares its part out among the choices still in, each
+    scored (``score(arm, world)``, lower is better) in the same new worlds, then keeps the better
+    half (ties by ``tie(arm)``). Returns every arm with its score, best first: the arms kept to the
+    end by their means, then each round's dropped arms (their score at least that of every arm kept
+    longer, so the scores stay in order). ``out_of_time`` stops it early (the safety caps)."""
+    active = list(range(arms))
+    sums = [0] * arms
+    seen = [0] * arms
+    dropped: list[list[int]] = []
+    rounds = max(1, (arms - 1).bit_length()) if halving else 1
+    per_round = worlds * arms // rounds
+
+    def key(j: int) -> tuple[Any, ...]:
+        return (sums[j] / seen[j], tie(j))
+
+    stop = False
+    for r in range(rounds):
+        for _ in range(max(1, per_round // len(active))):
+            world = new_world()
+            for j in active:
+                sums[j] += score(j, world)
+                seen[j] += 1
+            if out_of_time():
+                stop = True
+                break
+        if stop or r == rounds - 1 or len(active) <= 1:
+            break
+        active.sort(key=key)
+        keep = (len(active) + 1) // 2
+        dropped.append(active[keep:])
+        active = active[:keep]
+    scored: list[tuple[int, float]] = []
+    floor = float("-inf")
+    for group in [active] + dropped[::-1]:
+        for j in sorted(group, key=key):
+            floor = max(floor, sums[j] / seen[j])
+            scored.append((j, floor))
+    return scored
+
+
+def _pass_searchable(v: BotView) -> bool:
+    """Whether the pass search can play this pass out (see the module docstring's Passing): one deck,
+    no partnership, kitty or Turbo, every card to one receiver, every seat passing, and a deal that
+    needs no call first (RULES.md §6.3)."""
+    r = v.rules
+    return (v.phase == "pass" and not v.rules_assumed and v.decks == 1 and v.partner is None
+            and not v.kitty_size and not r.turbo and not r.pass_optional and not r.dealer_calls_pass
+            and v.pass_direction in PASS_STEPS
+            and v.table.pass_count > 0)
 
 
 def _template(v: BotView) -> dict[str, Any]:

@@ -1,11 +1,15 @@
-"""The strong player's search: the budget in card plays, sequential halving, and the moon model of
-its rollouts (an opponent on its way to a moon plays for it)."""
+"""The strong player's search: the budget in card plays, sequential halving, the moon model of its
+rollouts (an opponent on its way to a moon plays for it), and the pass search."""
 
 from __future__ import annotations
 
+import itertools
+import random
+
 from pbem.bots import bot_view, get_bot
-from pbem.bots.strong import looks_like_shooting, shoot_card
-from pbem.engine import CARD_NAMES, Rules
+from pbem.bots.heuristic import pass_cards_for, pass_ranking
+from pbem.bots.strong import PASS_POOL, looks_like_shooting, shoot_card
+from pbem.engine import CARD_NAMES, Rules, new_game, shuffled_deck
 from pbem.engine.cards import CARD_INDEX, mask_of
 
 from .positions import position
@@ -84,3 +88,44 @@ def test_without_halving_or_the_moon_model_the_search_still_plays_legal_cards() 
     for options in ({"halving": False}, {"shooters": False}):
         bot = get_bot("strong", seed=1, playouts=30, time_limit=None, **options)
         assert bot.choose_play(view) in state.legal_cards()
+
+
+def _pass_view(rules: Rules, direction: str, seat: int = 0, seed: int = 3):
+    state = new_game(rules).deal(shuffled_deck(rules, random.Random(seed)), direction)
+    return state, bot_view(state, seat, ())
+
+
+def test_the_pass_search_weighs_the_heuristics_pass_and_every_choice_of_its_most_urgent_cards() -> None:
+    state, view = _pass_view(STANDARD, "left")
+    bot = get_bot("strong", seed=2, playouts=40, time_limit=None)
+    preferred = pass_cards_for(view)
+    scored = bot.evaluate_passes(view, preferred)
+    pool = set(pass_ranking(view.table, view.hand)[:PASS_POOL]) | set(preferred)
+    assert sorted(p for p, _ in scored) == sorted(itertools.combinations(sorted(pool), 3))
+    assert [s for _, s in scored] == sorted(s for _, s in scored)
+    chosen = get_bot("strong", seed=2, playouts=40, time_limit=None).choose_pass(view)
+    assert tuple(sorted(CARD_INDEX[c] for c in chosen)) == scored[0][0]
+    assert set(chosen) <= set(state.hand(0))
+    # The same seed, the same pass: duplicate deals and seeded games stay reproducible.
+    assert get_bot("strong", seed=2, playouts=40, time_limit=None).choose_pass(view) == chosen
+
+
+def test_the_pass_is_searched_in_every_direction_it_can_be_played_out() -> None:
+    for direction in ("left", "right", "across"):
+        state, view = _pass_view(STANDARD, direction, seat=2, seed=5)
+        cards = get_bot("strong", seed=1, playouts=20, time_limit=None).choose_pass(view)
+        assert len(cards) == 3 and set(cards) <= set(state.hand(2))
+        state.pass_cards(2, cards)  # the engine takes it
+
+
+def test_where_a_pass_cannot_be_played_out_strong_passes_as_the_heuristic() -> None:
+    cases = [(Rules.make("standard", partnership="team"), "across"),
+             (Rules.make("cancellation"), "left"),
+             (Rules.make("standard", players=5, pass_count=4), "scatter")]
+    for rules, direction in cases:
+        _state, view = _pass_view(rules, direction)
+        strong = get_bot("strong", seed=1, playouts=20, time_limit=None).choose_pass(view)
+        assert strong == get_bot("heuristic", seed=1).choose_pass(view)
+    _state, view = _pass_view(STANDARD, "left")
+    off = get_bot("strong", seed=1, playouts=20, time_limit=None, pass_search=False).choose_pass(view)
+    assert off == get_bot("heuristic", seed=1).choose_pass(view)
