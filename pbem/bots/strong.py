@@ -34,7 +34,7 @@ the close ones are compared over many more worlds than an even split gives them.
 Moons (RULES.md §3): the heuristic never shoots, so rollouts of the heuristic alone never see a moon
 coming, and a search over them does not stop one until it is too late. In half the worlds (drawn
 from the seed, ``SHOOT_SHARE``) an opponent that alone has taken penalty cards, at least
-``SHOOT_CARDS`` of them, plays for the moon in the rollout (:func:`shoot_card`: it wins what it can
+``SHOOT_CARDS`` of them or half the moon's points (the queen), plays for the moon in the rollout (:func:`shoot_card`: it wins what it can
 and keeps the points), so a card that lets a moon through scores it, and one that spoils it early is
 preferred when it is worth it. Not with a partnership, nor with two decks.
 
@@ -626,13 +626,14 @@ SHOOT_SHARE = 0.5
 
 def looks_like_shooting(t: Any, state: GameState, seat: int, played: int, cards: int = 0) -> bool:
     """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
-    at least ``cards`` of them (``SHOOT_CARDS`` by default), and no other seat has taken any."""
+    at least ``cards`` of them (``SHOOT_CARDS`` by default) or at least half the moon's points (the
+    queen of spades, with the standard values), and no other seat has taken any."""
     if t.moon == "none":
         return False
     penalty = t.penalty_mask
     taken = state.taken
     mine = taken[seat] & penalty
-    if mine.bit_count() < (cards or SHOOT_CARDS):
+    if mine.bit_count() < (cards or SHOOT_CARDS) and 2 * state.points[seat] < t.moon_total:
         return False
     for s, m in enumerate(taken):
         if s != seat and m & penalty:

@@ -9,7 +9,7 @@ import random
 from pbem.bots import bot_view, get_bot
 from pbem.bots.heuristic import pass_cards_for, pass_ranking
 from pbem.bots.strong import PASS_POOL, looks_like_shooting, shoot_card
-from pbem.engine import CARD_NAMES, Rules, new_game, shuffled_deck
+from pbem.engine import CARD_NAMES, GameState, Rules, new_game, shuffled_deck
 from pbem.engine.cards import CARD_INDEX, mask_of
 
 from .positions import position
@@ -52,7 +52,7 @@ def test_a_shooter_follows_high_when_it_wins_low_when_it_cannot_and_discards_no_
     assert _card(shoot_card(t, legal, legal, trick, 0)) in ("5H", "QS")
 
 
-def test_a_seat_looks_like_shooting_when_it_alone_has_taken_four_penalty_cards() -> None:
+def test_a_seat_looks_like_shooting_when_it_alone_has_taken_four_penalty_cards_or_the_queen() -> None:
     hands = {0: "2C 3C", 1: "4C 5C", 2: "6C 7C", 3: "8C 9C"}
     state = position(STANDARD, hands, taken={0: "TC JC QC KC"}, rest_taken_by=1)
     t = STANDARD.table
@@ -61,10 +61,15 @@ def test_a_seat_looks_like_shooting_when_it_alone_has_taken_four_penalty_cards()
     hearts = " ".join(f"{r}H" for r in "2345")
     shared = position(STANDARD, hands, taken={0: hearts}, rest_taken_by=1)
     assert not looks_like_shooting(t, shared, 1, 0)  # seat 0 has points too: no moon for seat 1
-    few = position(STANDARD, {0: "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH", 1: "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC",
-                              2: "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD", 3: "2S 3S 4S 5S 6S 7S 8S 9S TS JS AS"},
-                   rest_taken_by=1)
-    assert not looks_like_shooting(t, few, 1, 0)  # two penalty cards (KH, AH; QS not taken) are not enough
+
+    def rest_to_seat_1(spades: str) -> GameState:
+        return position(STANDARD, {0: "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH", 1: "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC",
+                                   2: "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD", 3: spades}, rest_taken_by=1)
+
+    # Seat 1's tricks hold KH and AH and no queen: two penalty cards are not enough.
+    assert not looks_like_shooting(t, rest_to_seat_1("2S 3S 4S 5S 6S 7S 8S 9S TS JS QS"), 1, 0)
+    # KH, AH and the queen: three cards, but half the moon's points.
+    assert looks_like_shooting(t, rest_to_seat_1("2S 3S 4S 5S 6S 7S 8S 9S TS JS AS"), 1, 0)
 
 
 def test_halving_scores_every_legal_card_in_order_and_is_reproducible() -> None:
