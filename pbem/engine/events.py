@@ -188,6 +188,46 @@ _NAMES = {
 }
 
 
+# -- the play path's events, made cheaply (a frozen dataclass's ``__init__`` sets each field through
+# ``object.__setattr__``: about a microsecond an event, the most of a card play's cost) -------------
+
+_new = object.__new__
+_set = object.__setattr__
+#: Interned ``CardPlayed`` values, made when first needed (``card_played``), by the key
+#: ``trick_no << 10 | seat << 6 | card index``; the card play path reads it inline.
+PLAYED_EVENTS: dict[int, CardPlayed] = {}
+
+
+def card_played(seat: int, card: str, index: int, trick_no: int) -> CardPlayed:
+    """``CardPlayed(seat, card, trick_no)`` (``card`` of card ``index``, ``seat`` < 16), one shared value
+    for each: events are immutable, so equal events may be one object."""
+    key = trick_no << 10 | seat << 6 | index
+    event = PLAYED_EVENTS.get(key)
+    if event is None:
+        event = PLAYED_EVENTS[key] = CardPlayed(seat, card, trick_no)
+    return event
+
+
+def trick_won(trick_no: int, leader: int, cards: tuple[str, ...], winner: int, points: int,
+              boosted: bool = False, carried: tuple[str, ...] = (), cancelled: bool = False) -> TrickWon:
+    """``TrickWon(...)`` with these fields, the same value, made without the per-field ``setattr``."""
+    event = _new(TrickWon)
+    _set(event, "__dict__", {"trick_no": trick_no, "leader": leader, "cards": cards, "winner": winner,
+                             "points": points, "boosted": boosted, "carried": carried, "cancelled": cancelled})
+    return event
+
+
+def hand_scored(hand_no: int, points: tuple[int, ...], totals: tuple[int, ...], moon: Moon | None,
+                tricks_won: tuple[int, ...], team_points: tuple[int, ...] = (), team_totals: tuple[int, ...] = (),
+                multiplier: tuple[int, ...] = (), charged: tuple[tuple[str, ...], ...] = ()) -> HandScored:
+    """``HandScored(...)`` with these fields, the same value, made without the per-field ``setattr``."""
+    event = _new(HandScored)
+    _set(event, "__dict__", {"hand_no": hand_no, "points": points, "totals": totals, "moon": moon,
+                             "tricks_won": tricks_won, "team_points": team_points, "team_totals": team_totals,
+                             "multiplier": multiplier, "charged": charged})
+    return event
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     d = dataclasses.asdict(event)
     d["type"] = _NAMES[type(event)]
