@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .cards import CARD_INDEX
 from .errors import IllegalMove, Reason
 from .events import Event
 from .rules import Rules
@@ -29,10 +30,34 @@ class PassCards:
     cards: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PlayCard:
+    """``seat`` plays ``card``. Immutable, so equal moves may be one object: those of a canonical card and
+    a seat below 16 are kept and handed out again (a frozen ``__init__`` costs a card play much)."""
+
     seat: int
     card: str
+
+    def __new__(cls, seat: int, card: str) -> "PlayCard":
+        plain = cls is PlayCard and seat.__class__ is int and card.__class__ is str
+        if plain:
+            move = _PLAYS.get((seat, card))
+            if move is not None:
+                return move
+        move = _new_object(cls)
+        _set_field(move, "seat", seat)
+        _set_field(move, "card", card)
+        if plain and card in CARD_INDEX and 0 <= seat < 16:
+            _PLAYS[seat, card] = move
+        return move
+
+    def __getnewargs__(self) -> tuple[int, str]:
+        return (self.seat, self.card)
+
+
+_new_object = object.__new__
+_set_field = object.__setattr__
+_PLAYS: dict[tuple[int, str], PlayCard] = {}
 
 
 @dataclass(frozen=True)
@@ -88,6 +113,10 @@ Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty | CallPass | Decl
 def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
     """Apply one move; return the new state and what happened. The old state is untouched."""
     out: list[Event] = []
+    if move.__class__ is PlayCard:  # the hot path first (a card play), exactly as the branch below
+        if move.seat != state.to_move and state.phase == "play":
+            raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move, legal=[])
+        return state.play(move.card, out), tuple(out)
     if isinstance(move, PlayCard):
         if state.phase == "play" and move.seat != state.to_move:
             raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move,
