@@ -20,6 +20,7 @@ canonical card names.
 
 from __future__ import annotations
 
+from operator import itemgetter as _itemgetter
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from . import events as ev
@@ -176,18 +177,18 @@ class GameState:
     def taken(self) -> tuple[int, ...]:
         """The mask of the cards each seat has taken this hand."""
         packed = self._k.taken
-        return tuple(packed >> 52 * seat & FULL_DECK for seat in range(self.t.players))
+        return tuple([packed >> shift & FULL_DECK for shift in _SHIFTS[52][self.t.players]])
 
     @property
     def points(self) -> tuple[int, ...]:
         """Penalty points each seat has taken this hand (before any moon)."""
         packed = self._k.points
-        return tuple(packed >> 32 * seat & 0xFFFFFFFF for seat in range(self.t.players))
+        return tuple([packed >> shift & 0xFFFFFFFF for shift in _SHIFTS[32][self.t.players]])
 
     @property
     def tricks_won(self) -> tuple[int, ...]:
         packed = self._k.tricks_won
-        return tuple(packed >> 8 * seat & 0xFF for seat in range(self.t.players))
+        return tuple([packed >> shift & 0xFF for shift in _SHIFTS[8][self.t.players]])
     last_trick = property(lambda self: self._k.last_trick)
 
     # -- the §6 variants ------------------------------------------------------------------------
@@ -569,14 +570,13 @@ class GameState:
         if legal < 0:
             trick = self.trick  # non-empty only in the play phase
             if trick and not self.t.slow_follow:
-                # The common case, inline: following suit with cards of the led suit.
-                legal = self._hands >> 52 * self.to_move & SUIT_MASK_OF[trick[0]]
-                if legal:
-                    self._legal = legal
-                else:
-                    legal = self.legal_mask()
-            else:
-                legal = self.legal_mask()
+                # The common case, inline: following suit with cards of the led suit (rule 10).
+                suit = SUIT_OF[trick[0]]
+                bits = self._hands >> 52 * self.to_move + 13 * suit & SUIT_BITS
+                if bits:
+                    self._legal = bits << 13 * suit
+                    return SUIT_TUPLES[suit][bits]
+            legal = self.legal_mask()
         return _C[legal & SUIT_BITS] + _D[legal >> 13 & SUIT_BITS] + _H[legal >> 26 & SUIT_BITS] + _S[legal >> 39]
 
     def only_legal_card(self) -> str | None:
@@ -828,7 +828,14 @@ class GameState:
         """The indices (in the order given) and the mask of distinct cards ``seat`` holds, for a pass or
         a discard; refused with the first problem: an unknown card, a card named twice, or every card
         named that is not in the hand (so one refusal names them all)."""
-        hand = self.hand_mask(seat)
+        hand = self._hands >> 52 * seat & FULL_DECK
+        chosen = [CARD_INDEX[c] for c in cards if c.__class__ is str and c in CARD_INDEX]
+        if len(chosen) == len(cards):  # every card known: the common case, checked at once
+            mask = 0
+            for i in chosen:
+                mask |= 1 << i
+            if mask.bit_count() == len(chosen) and not mask & ~hand:
+                return chosen, mask
         chosen = []
         mask = 0
         missing = []
@@ -1014,7 +1021,10 @@ class GameState:
                     received[to] |= sum(map(BIT.__getitem__, chosen[j * k:(j + 1) * k]))
             else:
                 to = (seat + (1 if direction == "left" else n - 1 if direction == "right" else n // 2)) % n
-                received[to] = sum(map(BIT.__getitem__, chosen))
+                got = 0
+                for i in chosen:
+                    got |= 1 << i
+                received[to] = got
         self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, direction, h.deck, h.passes, tuple(received),
                                      h.totals, h.history, h.shooter, h.winners, h.v))
         self._hands |= _pack(received)
@@ -1091,7 +1101,8 @@ class GameState:
         s._h = self._h
         k = self._k
         if out is not None:
-            out.append(ev.CardPlayed(seat, CARD_NAMES[i], k.tricks_played + 1))
+            played = _played_event(k.tricks_played + 1 << 10 | seat << 6 | i)
+            out.append(played or ev.card_played(seat, CARD_NAMES[i], i, k.tricks_played + 1))
         if self.hearts_broken:
             s.hearts_broken = True
         elif bit & HEARTS_MASK or (i == QS and t.qs_breaks):
@@ -1107,8 +1118,11 @@ class GameState:
             s._k = k
             return s
         # The trick is complete: the highest card of the led suit takes it.
-        tmask = sum(map(BIT.__getitem__, trick))
-        points = sum(map(t.values.__getitem__, trick))
+        values = t.values
+        tmask = points = 0
+        for c in trick:  # (a plain loop: far cheaper than sum over map here)
+            tmask |= 1 << c
+            points += values[c]
         best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
         leader = k.leader
         winner = (leader + trick.index(best)) % n
@@ -1118,7 +1132,7 @@ class GameState:
         s.trick = ()
         s.to_move = winner
         if out is not None:
-            out.append(ev.TrickWon(played, leader, tuple(CARD_NAMES[c] for c in trick), winner, points, len(trick) > n))
+            out.append(_trick_won(played, leader, _itemgetter(*trick)(CARD_NAMES), winner, points, len(trick) > n))
         if t.trick_hook:
             s._after_trick(winner, played, points, out)
         if played == t.hand_size or t.booster and not s._hands and s.phase == PLAY:
@@ -1397,7 +1411,7 @@ class GameState:
         self._h = _new_tuple(_Hand, (h.rules, h.hand_no, h.dealer, h.pass_direction, h.deck, h.passes, h.received,
                                      totals, h.history + ((points, totals, moon),), h.shooter, winners or (), h.v))
         if out is not None:
-            out.append(ev.HandScored(self.hand_no, points, totals, moon, self.tricks_won,
+            out.append(ev.hand_scored(h.hand_no, points, totals, moon, self.tricks_won,
                                      _team_values(t, points), _team_values(t, totals),
                                      self._multipliers() if t.turbo else (),
                                      self.charges if t.turbo else ()))
@@ -1584,6 +1598,10 @@ def _team_values(t: Table, values: tuple[int, ...]) -> tuple[int, ...]:
     return ()
 
 
+#: ``_SHIFTS[width][n]``: the bit offsets of seats 0 … n-1 in an int packed by seat at ``width`` bits.
+_SHIFTS = {width: tuple(tuple(width * seat for seat in range(n)) for n in range(11)) for width in (8, 32, 52)}
+_played_event = ev.PLAYED_EVENTS.get
+_trick_won = ev.trick_won
 _new_tuple = tuple.__new__  # makes a NamedTuple without its Python-level __new__ (hot path)
 _new_object = object.__new__
 
