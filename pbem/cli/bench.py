@@ -17,6 +17,7 @@ from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
 from pbem.bench.fuzz import Options as FuzzOptions
 from pbem.bench.fuzz import main_report as run_fuzz
 from pbem.bench.retention import run as run_retention
+from pbem.bench.serve_bots import run as run_serve_bots
 from pbem.bench.serve_latency import Options as ServeOptions
 from pbem.bench.serve_latency import run as run_serve_latency
 from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
@@ -160,10 +161,22 @@ def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...]
 @click.option("--concurrency", default=2, show_default=True, help="pbem serve --concurrency")
 @click.option("--idle-seconds", default=10.0, show_default=True, help="serve's idle CPU read this long first (0: skip)")
 @click.option("--keep-dir", is_flag=True, help="keep serve's data directory and log")
-def serve(moves: int, notify: str, concurrency: int, idle_seconds: float, keep_dir: bool) -> None:
+@click.option("--bots", "bots_text", default=None, metavar="A,B",
+              help="instead: for each bot, a game of one person against three of it (`bots: 3 strong`), "
+              "--moves replies by mail")
+@click.option("--seed", default="serve", show_default=True, help="the games' seed (their deals, the replies)")
+def serve(moves: int, notify: str, concurrency: int, idle_seconds: float, keep_dir: bool,
+          bots_text: str | None, seed: str) -> None:
     """The latency of a move by mail on an idle `pbem serve` (SQLite, embedded broker): p50 and p99
     from the SMTP 250 to the last mail at the relay, broken down into pickup, processing, rendering
-    and sending."""
+    and sending. With --bots strong,heuristic: a person against three bots, each reply to the
+    person's next mail (p50, p90, max) and serve's CPU per reply, the bots' decisions among it."""
+    if bots_text:
+        run_serve_bots(ServeOptions(moves=moves, concurrency=concurrency, idle_seconds=idle_seconds,
+                                    keep_dir=keep_dir, seed=seed),
+                       bots=[b.strip() for b in bots_text.split(",") if b.strip()], echo=click.echo)
+        return
     run_serve_latency(ServeOptions(moves=moves, notify=None if notify == "default" else notify,
-                                   concurrency=concurrency, idle_seconds=idle_seconds, keep_dir=keep_dir),
+                                   concurrency=concurrency, idle_seconds=idle_seconds, keep_dir=keep_dir,
+                                   seed=seed),
                       echo=click.echo)
