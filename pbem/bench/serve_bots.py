@@ -33,7 +33,7 @@ from sqlalchemy import select
 from pbem.bench import procstat, serve_timers
 from pbem.bench.e2e import percentile
 from pbem.bench.loadgen import Decision
-from pbem.bench.serve_latency import Options, Served
+from pbem.bench.serve_latency import Options, Served, idle_cpu_rate
 from pbem.bench.tables import LOAD_DOMAIN, player_address
 from pbem.db.models import Game, GameStatus
 from pbem.devservers import wait_for
@@ -96,9 +96,7 @@ def _one(options: Options, bot: str, echo: Echo) -> BotGame:
              f"bots on `pbem serve` (SQLite, {_broker(served.settings.broker_url)} polled every "
              f"{polling * 1000:.0f} ms, worker --concurrency={options.concurrency}); load average {_load()}")
         if options.idle_seconds > 0:
-            before = procstat.sample({"serve": served.pids})
-            time.sleep(options.idle_seconds)  # a measuring window, not a wait for an event
-            game.idle_rate = procstat.sample({"serve": served.pids}).minus(before)["serve"] / options.idle_seconds
+            game.idle_rate = idle_cpu_rate(served, options.idle_seconds)
         assert served.svc is not None
         started = start_new_game(served.svc, rules=Rules.make("standard"),
                                  seats=[SeatSpec(address=human), *(SeatSpec(bot=bot) for _ in range(3))],

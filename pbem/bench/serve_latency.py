@@ -284,14 +284,17 @@ def _shown_broker(url: str) -> str:
     return "the embedded broker" if url.startswith(("sqla+", "sqlalchemy+")) else url.split("://", 1)[0]
 
 
-def idle_cpu(served: Served, seconds: float, echo: Echo) -> None:
-    kinds = {"pbem serve (all processes)": served.pids}
+def idle_cpu_rate(served: Served, seconds: float) -> float:
+    """CPU seconds a second spent by every ``pbem serve`` process while idle for ``seconds``."""
+    kinds = {"serve": served.pids}
     before = procstat.sample(kinds)
     time.sleep(seconds)  # a measuring window, not a wait for an event
-    spent = procstat.sample(kinds).minus(before)
-    for kind, cpu in spent.items():
-        if kind in kinds:
-            echo(f"  idle CPU over {seconds:.0f} s: {kind} {cpu / seconds * 100:.1f}% of one core")
+    return procstat.sample(kinds).minus(before)["serve"] / seconds
+
+
+def idle_cpu(served: Served, seconds: float, echo: Echo) -> None:
+    rate = idle_cpu_rate(served, seconds)
+    echo(f"  idle CPU over {seconds:.0f} s: pbem serve (all processes) {rate * 100:.1f}% of one core")
 
 
 def report(moves: list[Move], echo: Echo) -> None:

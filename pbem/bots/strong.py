@@ -164,6 +164,7 @@ class StrongBot:
         me = (v.seat - offset) % n
         start = new_game(v.rules)
         unseen = indices_of(t.deck_mask & ~v.hand)
+        held = indices_of(v.hand)
         size = t.hand_size
         partners, team = partners_of(v.rules)
         sign = 1 if t.lowest_wins else -1
@@ -178,7 +179,7 @@ class StrongBot:
             k = 0
             for s in range(n):
                 if s == me:
-                    hands.append(indices_of(v.hand))
+                    hands.append(held)
                 else:
                     hands.append(unseen[k:k + size])
                     k += size

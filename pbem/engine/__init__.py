@@ -114,7 +114,7 @@ is cancelled stays on the table (``TrickCancelled``, ``state.carried``) for the 
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .cards import CARD_INDEX, CARD_NAMES, RANKS, SUITS, canonical, cards_of
 from .errors import IllegalMove, InvalidRules, Reason
@@ -171,39 +171,8 @@ def shuffled_deck(rules: Rules, rng: random.Random) -> tuple[str, ...]:
     """A shuffled deck for ``GameState.deal``, drawn from ``rng`` (chance lives outside the engine):
     ``rng.shuffle`` of the cards in play."""
     deck = list(rules.table.deck_cards)
-    if rng.__class__ is random.Random and _SAME_SHUFFLE:
-        _shuffle(deck, rng.getrandbits)
-    else:
-        rng.shuffle(deck)
+    rng.shuffle(deck)
     return tuple(deck)
-
-
-def _shuffle(cards: list[str], getrandbits: Callable[[int], int]) -> None:
-    """``random.Random.shuffle`` of ``cards``, its draws made inline (the same draws, so the same
-    deck for a seed): each ``_randbelow(n)`` a call of ``getrandbits`` for ``n.bit_length()`` bits,
-    again while the draw is ``n`` or more."""
-    for i in range(len(cards) - 1, 0, -1):
-        n = i + 1
-        k = n.bit_length()
-        j = getrandbits(k)
-        while j >= n:
-            j = getrandbits(k)
-        cards[i], cards[j] = cards[j], cards[i]
-
-
-def _same_shuffle() -> bool:
-    """Whether ``_shuffle`` draws as this Python's ``random.Random.shuffle`` does (else it is not used)."""
-    for seed in range(8):
-        mine, theirs = list(range(104)), list(range(104))
-        a, b = random.Random(seed), random.Random(seed)
-        _shuffle(mine, a.getrandbits)
-        b.shuffle(theirs)
-        if mine != theirs or a.getrandbits(32) != b.getrandbits(32):
-            return False
-    return True
-
-
-_SAME_SHUFFLE = _same_shuffle()
 
 
 def shuffled_mix(state: GameState, rng: random.Random) -> tuple[str, ...]:

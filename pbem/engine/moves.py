@@ -113,16 +113,11 @@ Move = Deal | PassCards | PlayCard | ChooseMoon | DiscardKitty | CallPass | Decl
 def apply(state: GameState, move: Move) -> tuple[GameState, tuple[Event, ...]]:
     """Apply one move; return the new state and what happened. The old state is untouched."""
     out: list[Event] = []
-    if move.__class__ is PlayCard:  # the hot path first (a card play), exactly as the branch below
+    if move.__class__ is PlayCard or isinstance(move, PlayCard):  # a card play first: the hot path
         if move.seat != state.to_move and state.phase == "play":
             raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move, legal=[])
         return state.play(move.card, out), tuple(out)
-    if isinstance(move, PlayCard):
-        if state.phase == "play" and move.seat != state.to_move:
-            raise IllegalMove(Reason.NOT_YOUR_TURN, seat=move.seat, to_move=state.to_move,
-                              legal=[])
-        new = state.play(move.card, out)
-    elif isinstance(move, PassCards):
+    if isinstance(move, PassCards):
         new = state._pass(move.seat, tuple(move.cards), out)
     elif isinstance(move, Deal):
         new = state._deal(move.deck, move.pass_direction, out)
