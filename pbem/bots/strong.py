@@ -36,19 +36,7 @@ coming, and a search over them does not stop one until it is too late. In half t
 from the seed, ``SHOOT_SHARE``) an opponent that alone has taken penalty cards, at least
 ``SHOOT_CARDS`` of them or half the moon's points (the queen), plays for the moon in the rollout (:func:`shoot_card`: it wins what it can
 and keeps the points), so a card that lets a moon through scores it, and one that spoils it early is
-preferred when it is worth it. A seat that goes for a moon holds a hand that can make it, which a
-uniform world seldom gives it: in those worlds, an opponent that already looks like shooting
-(:func:`looks_like_shooting`) gets the strongest hand (by its ranks) of ``SHOOTER_DRAWS`` worlds
-sampled. Not with a partnership, nor
-with two decks.
-
-Shooting (RULES.md §3): for the same reason a search over heuristic rollouts never shoots itself.
-While this seat alone has taken penalty cards, each legal card is weighed twice in the same worlds:
-played out with the heuristic's continuation for this seat, and with a shooter's (:func:`shoot_card`,
-until another seat takes a penalty card, then the heuristic again). Both are arms of the sequential
-halving, so the better plan for a card is the one with the better mean over all the worlds: the
-search goes for the moon only when doing so from here pays on average, not in the worlds where it
-happens to work. ``shooting=False`` turns this off.
+preferred when it is worth it. Not with a partnership, nor with two decks.
 
 Variants (RULES.md §6): the worlds hold the hidden kitty too (on the table, or in its taker's
 tricks), sampled with the hands (:func:`~pbem.bots.knowledge.sample_world`); a rollout plays
@@ -84,8 +72,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from pbem.engine import DISCARD, MOON, PLAY, GameState, new_game
-from pbem.engine.cards import (CARD_INDEX, CARD_NAMES, RANK_OF, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of,
-                              indices_of)
+from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of, indices_of
 
 from .heuristic import (
     card_for,
@@ -130,7 +117,7 @@ class StrongBot:
                  time_limit: float | None = DEFAULT_TIME_LIMIT,
                  cpu_limit: float | None = DEFAULT_CPU_LIMIT, halving: bool = True,
                  shooters: bool = True, shoot_share: float | None = None, shoot_cards: int | None = None,
-                 pass_search: bool = True, shooting: bool = True) -> None:
+                 pass_search: bool = True) -> None:
         if playouts < 1:
             raise ValueError("playouts must be at least 1")
         self.rng = random.Random(seed)
@@ -142,7 +129,6 @@ class StrongBot:
         self.shoot_share = SHOOT_SHARE if shoot_share is None else shoot_share
         self.shoot_cards = SHOOT_CARDS if shoot_cards is None else shoot_cards
         self.pass_search = pass_search
-        self.shooting = shooting
 
     def _out_of_time(self, deadline: float | None, cpu_deadline: float | None) -> bool:
         """Whether a safety cap has been reached (see the module docstring's Budget)."""
@@ -267,38 +253,19 @@ class StrongBot:
         rng = self.rng
         preferred = card_for(v)
         shooters = self.shooters and t.moon != "none" and v.partner is None
-        # Two plans where this seat could still shoot (see the module docstring's Shooting): each
-        # card is an arm with the ducking continuation, and, when a moon is open to it, another
-        # with the shooting one; an arm is a card and its plan, so the plan kept is the one whose
-        # mean is better over the worlds, never chosen world by world.
-        plans = 2 if self.shooting and shooters and _moon_open(t, v.taken, me) else 1
-        k = len(cards)
-
-        suspect = next((s for s in range(t.players)
-                        if shooters and s != me and looks_like_shooting(t, v, s, 0, self.shoot_cards)), -1)
 
         def new_world() -> tuple[GameState, int]:
-            shoot = self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
             hands, pile = sample_world(knowledge, rng)
-            if shoot and suspect >= 0:  # see the module docstring's Moons: a shooter holds a hand for it
-                for _ in range(SHOOTER_DRAWS - 1):
-                    other, other_pile = sample_world(knowledge, rng)
-                    if _strength(other[suspect]) > _strength(hands[suspect]):
-                        hands, pile = other, other_pile
-            return GameState.from_dict(_world(template, v, hands, pile)), shoot
+            root = GameState.from_dict(_world(template, v, hands, pile))
+            return root, self.shoot_cards if shooters and rng.random() < self.shoot_share else 0
 
         def score(j: int, world: tuple[GameState, int]) -> int:
             root, shoot = world
-            return _rollout(root.play(CARD_NAMES[cards[j % k]]), judged, t, partners, team, sign, win, shoot,
-                            j >= k)
+            return _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win, shoot)
 
-        scored = _halving(k * plans, worlds, new_world, score,
-                          lambda j: (j >= k, cards[j % k] != preferred, cards[j % k]),
+        scored = _halving(len(cards), worlds, new_world, score, lambda j: (cards[j] != preferred, cards[j]),
                           lambda: self._out_of_time(deadline, cpu_deadline), self.halving)
-        best: dict[int, float] = {}
-        for j, value in scored:
-            best.setdefault(cards[j % k], value)
-        return list(best.items())
+        return [(cards[j], value) for j, value in scored]
 
     def _evaluate_two_decks(self, v: BotView, cards: list[int], knowledge: Any, deadline: float | None,
                             cpu_deadline: float | None) -> list[tuple[int, float]]:
@@ -586,7 +553,7 @@ def _rollout2(state: GameState, me: int, t: Any, sign: int = 1, win: int = 0) ->
 
 
 def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
-             sign: int = 1, win: int = 0, shoot: int = 0, me_shoots: bool = False) -> int:
+             sign: int = 1, win: int = 0, shoot: int = 0) -> int:
     """Play the hand out with the heuristic for every seat (a kitty discard too); what it costs the
     ``judged`` seats (this seat, or with its partner in individual mode), lower is better: their hand
     score (``sign`` -1 when the highest total wins), or under ``moon=win`` a shoot that ends the game
@@ -595,8 +562,6 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
     ``shoot`` (a number of penalty cards, 0: never): in this world an opponent that has taken every penalty card so far, enough of them
     to be on its way (:func:`looks_like_shooting`), goes for the moon (:func:`shoot_card`) instead of ducking,
     so the search sees the moon coming and spoils it in time (the heuristic alone never shoots).
-    ``me_shoots``: the judged seat goes for the moon itself (:func:`shoot_card`) for as long as it
-    alone has taken penalty cards, and plays the heuristic once another seat has taken one.
 
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
     is played with the first legal card: it cannot change the result, and is much cheaper. (With
@@ -630,13 +595,7 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
                 c = (legal & -legal).bit_length() - 1
             else:
                 seat = state.to_move
-                if seat in judged:
-                    if me_shoots and looks_like_shooting(t, state, seat, played, 1):
-                        c = shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
-                    else:
-                        c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader,
-                                        played, state.points, partners[seat], team)
-                elif shoot and looks_like_shooting(t, state, seat, played, shoot):
+                if shoot and seat not in judged and looks_like_shooting(t, state, seat, played, shoot):
                     c = shoot_card(t, state.hand_mask(seat), legal, state.trick, played)
                 else:
                     c = choose_card(t, seat, state.hand_mask(seat), legal, state.trick, state.leader, played,
@@ -664,23 +623,9 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
 SHOOT_CARDS = 4
 #: The share of worlds in which such an opponent shoots (the others: it plays the heuristic).
 SHOOT_SHARE = 0.5
-#: In those worlds, a seat that already looks like shooting gets the strongest of this many
-#: sampled hands (see the module docstring's Moons).
-SHOOTER_DRAWS = 3
 
 
-def _strength(hand: int) -> int:
-    """How much a hand can win: the sum of its cards' ranks (0 for a two ... 12 for an ace)."""
-    return sum(RANK_OF[c] for c in indices_of(hand))
-
-
-def _moon_open(t: Any, taken: Any, seat: int) -> bool:
-    """Whether ``seat`` could still shoot the moon (RULES.md §3): it alone has taken penalty cards."""
-    penalty = t.penalty_mask
-    return bool(taken[seat] & penalty) and not any(m & penalty for s, m in enumerate(taken) if s != seat)
-
-
-def looks_like_shooting(t: Any, state: GameState | BotView, seat: int, played: int, cards: int = 0) -> bool:
+def looks_like_shooting(t: Any, state: GameState, seat: int, played: int, cards: int = 0) -> bool:
     """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
     at least ``cards`` of them (``SHOOT_CARDS`` by default) or at least half the moon's points (the
     queen of spades, with the standard values), and no other seat has taken any."""

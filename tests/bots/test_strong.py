@@ -95,45 +95,6 @@ def test_without_halving_or_the_moon_model_the_search_still_plays_legal_cards() 
         assert bot.choose_play(view) in state.legal_cards()
 
 
-def test_a_seat_that_alone_has_taken_points_weighs_its_own_moon_against_ducking() -> None:
-    # Seat 0 has the queen and a heart in its tricks and holds the top cards but one low diamond:
-    # going for the moon from here (leading its winners) beats the heuristic's ducking continuation.
-    state = position(STANDARD, {0: "AH KH QH JH TH 9H 8H AS KS AD 2D"},
-                     taken={0: "2C 3C 4C QS 5C 6C 7C 2H"}, leader=0, hearts_broken=True)
-    view = bot_view(state, 0)
-    runs = {shooting: get_bot("strong", seed=1, playouts=100, time_limit=None, shooting=shooting).evaluate(view)
-            for shooting in (True, False)}
-    for scored in runs.values():
-        assert sorted(_card(c) for c, _ in scored) == sorted(state.legal_cards())  # each card once
-        assert [s for _, s in scored] == sorted(s for _, s in scored)
-    assert runs[True][0][1] < runs[False][0][1]
-
-
-def test_an_opponent_that_looks_like_shooting_gets_a_strong_hand_in_the_worlds_where_it_shoots(monkeypatch) -> None:
-    # Seat 1 alone has taken the queen: in every world (shoot_share 1) it is a would-be shooter,
-    # so each world gives it the strongest of SHOOTER_DRAWS sampled hands.
-    import pbem.bots.strong as strong
-
-    state = position(STANDARD, {0: "2D 5D 9D KD 3H 8H 4S 7S JS 3C 4C"},
-                     taken={1: "2C 9C KC QS", 2: "5C 6C 7C 8C"}, leader=0)
-    view = bot_view(state, 0)
-    strengths: list[int] = []
-    world = strong._world
-
-    def spy(template, v, hands, pile):
-        strengths.append(sum(strong.RANK_OF[c] for c in range(52) if hands[1] >> c & 1))
-        return world(template, v, hands, pile)
-
-    monkeypatch.setattr(strong, "_world", spy)
-    means = {}
-    for draws in (1, strong.SHOOTER_DRAWS):
-        monkeypatch.setattr(strong, "SHOOTER_DRAWS", draws)
-        strengths.clear()
-        get_bot("strong", seed=3, playouts=60, time_limit=None, shoot_share=1.0).evaluate(view)
-        means[draws] = sum(strengths) / len(strengths)
-    assert means[strong.SHOOTER_DRAWS] > means[1] + 5
-
-
 def _pass_view(rules: Rules, direction: str, seat: int = 0, seed: int = 3):
     state = new_game(rules).deal(shuffled_deck(rules, random.Random(seed)), direction)
     return state, bot_view(state, seat, ())
