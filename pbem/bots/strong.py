@@ -72,6 +72,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from pbem.engine import DISCARD, MOON, PLAY, GameState, new_game
+from pbem.engine.playout import Playout
 from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of, indices_of
 
 from .heuristic import (
@@ -170,6 +171,7 @@ class StrongBot:
         sign = 1 if t.lowest_wins else -1
         win = v.rules.target if v.rules.moon == "win" else 0
         shooters = self.shooters and t.moon != "none"
+        fast = Playout.supports(t) and not win
         names = [[CARD_NAMES[c] for c in p] for p in passes]
         rng = self.rng
 
@@ -194,7 +196,7 @@ class StrongBot:
 
         def score(j: int, world: tuple[GameState, int]) -> int:
             state, shoot = world
-            return _rollout(state.pass_cards(me, names[j]), (me,), t, partners, team, sign, win, shoot)
+            return _rollout(state.pass_cards(me, names[j]), (me,), t, partners, team, sign, win, shoot, fast)
 
         worlds = max(1, self.playouts * PASS_FACTOR // len(passes))
         scored = _halving(len(passes), worlds, new_world, score, lambda j: (j != 0, passes[j]),
@@ -253,6 +255,7 @@ class StrongBot:
         rng = self.rng
         preferred = card_for(v)
         shooters = self.shooters and t.moon != "none" and v.partner is None
+        fast = Playout.supports(t) and not win
 
         def new_world() -> tuple[GameState, int]:
             hands, pile = sample_world(knowledge, rng)
@@ -261,7 +264,7 @@ class StrongBot:
 
         def score(j: int, world: tuple[GameState, int]) -> int:
             root, shoot = world
-            return _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win, shoot)
+            return _rollout(root.play(CARD_NAMES[cards[j]]), judged, t, partners, team, sign, win, shoot, fast)
 
         scored = _halving(len(cards), worlds, new_world, score, lambda j: (cards[j] != preferred, cards[j]),
                           lambda: self._out_of_time(deadline, cpu_deadline), self.halving)
@@ -553,7 +556,7 @@ def _rollout2(state: GameState, me: int, t: Any, sign: int = 1, win: int = 0) ->
 
 
 def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[int, ...], team: bool,
-             sign: int = 1, win: int = 0, shoot: int = 0) -> int:
+             sign: int = 1, win: int = 0, shoot: int = 0, fast: bool = False) -> int:
     """Play the hand out with the heuristic for every seat (a kitty discard too); what it costs the
     ``judged`` seats (this seat, or with its partner in individual mode), lower is better: their hand
     score (``sign`` -1 when the highest total wins), or under ``moon=win`` a shoot that ends the game
@@ -566,7 +569,13 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
     Once no unplayed card can score (and the options do not score who takes which trick), the rest
     is played with the first legal card: it cannot change the result, and is much cheaper. (With
     Turbo the 10 of clubs counts as scoring: its taker's score is multiplied.)
+
+    ``fast``: the rules are a :class:`~pbem.engine.playout.Playout`'s (``Playout.supports``), so the
+    hand is played out on its masks (:func:`_fast_rollout`, the same cards and score) rather than
+    through the immutable state.
     """
+    if fast and state.phase == PLAY:
+        return _fast_rollout(Playout(state), judged, t, sign, shoot)
     scoring = (t.scoring_mask | (t.tc_bit if t.turbo else 0)) & t.deck_mask
     played = 0
     for m in state.taken:
@@ -619,6 +628,31 @@ def _rollout(state: GameState, judged: tuple[int, ...], t: Any, partners: tuple[
     return sign * sum(points[s] for s in judged)
 
 
+def _fast_rollout(p: Playout, judged: tuple[int, ...], t: Any, sign: int, shoot: int) -> int:
+    """:func:`_rollout` on a :class:`~pbem.engine.playout.Playout` (no kitty, partnership, Turbo or
+    moon=win): the same policy, cards and score, without a state made per card. It stops once no
+    card left to play can score (the options of a Playout never score who takes which trick)."""
+    scoring = t.scoring_mask & t.deck_mask
+    points = tuple(p.points)
+    while not p.over:
+        trick = p.trick
+        if not trick and not scoring & ~p.played:
+            break
+        legal = p.legal()
+        if not legal & (legal - 1):
+            c = legal.bit_length() - 1
+        else:
+            seat = p.to_move
+            if shoot and seat not in judged and shooting(t, p.taken, points, seat, shoot):
+                c = shoot_card(t, p.hands[seat], legal, trick, p.played)
+            else:
+                c = choose_card(t, seat, p.hands[seat], legal, trick, p.leader, p.played, points)
+        if p.play(c):
+            points = tuple(p.points)
+    scores = p.hand_points()
+    return sign * sum(scores[s] for s in judged)
+
+
 #: An opponent is modelled as shooting once it alone has taken at least this many penalty cards.
 SHOOT_CARDS = 4
 #: The share of worlds in which such an opponent shoots (the others: it plays the heuristic).
@@ -629,12 +663,16 @@ def looks_like_shooting(t: Any, state: GameState, seat: int, played: int, cards:
     """Whether ``seat`` looks like shooting the moon (RULES.md §3): it alone has taken penalty cards,
     at least ``cards`` of them (``SHOOT_CARDS`` by default) or at least half the moon's points (the
     queen of spades, with the standard values), and no other seat has taken any."""
+    return shooting(t, state.taken, state.points, seat, cards)
+
+
+def shooting(t: Any, taken: Any, points: Any, seat: int, cards: int = 0) -> bool:
+    """:func:`looks_like_shooting` from the cards each seat has taken (masks) and its penalty points."""
     if t.moon == "none":
         return False
     penalty = t.penalty_mask
-    taken = state.taken
     mine = taken[seat] & penalty
-    if mine.bit_count() < (cards or SHOOT_CARDS) and 2 * state.points[seat] < t.moon_total:
+    if mine.bit_count() < (cards or SHOOT_CARDS) and 2 * points[seat] < t.moon_total:
         return False
     for s, m in enumerate(taken):
         if s != seat and m & penalty:

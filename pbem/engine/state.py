@@ -30,11 +30,8 @@ from .cards import (
     CLUBS_MASK,
     FULL_DECK,
     HEARTS,
-    HEARTS_MASK,
-    KS_AS_BITS,
     QS,
     QS_BIT,
-    SPADES,
     SUIT_MASK,
     SUIT_MASK_OF,
     SUIT_OF,
@@ -49,6 +46,7 @@ from .cards import (
 _C, _D, _H, _S = SUIT_TUPLES
 from .errors import IllegalMove, Reason
 from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, Rules, Table
+from .trick_rules import breaks_hearts, legal_of, plain_hand_points
 
 DEAL, PASS, PLAY, MOON, OVER = "deal", "pass", "play", "moon", "over"
 DISCARD = "discard"  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
@@ -518,35 +516,7 @@ class GameState:
             return 0
         t = self.t
         h = self._hands >> 52 * self.to_move & FULL_DECK
-        trick = self.trick
-        first = self._k.tricks_played == 0
-        if trick:
-            follow = h & SUIT_MASK_OF[trick[0]]
-            if follow:
-                legal = follow
-            else:
-                legal = h
-                if first and t.no_pts_first:
-                    legal = h & ~t.penalty_mask or h
-            if t.qs_drop and legal & QS_BIT and legal != QS_BIT:
-                if not follow or (SUIT_OF[trick[0]] == SPADES and any(1 << c & KS_AS_BITS for c in trick)):
-                    legal = QS_BIT
-        elif first and t.first_lead != "left_of_dealer":
-            if t.first_lead == "two_of_clubs":
-                # The leader holds the lowest club dealt (RULES.md §6.2: with a kitty, not always 2C).
-                legal = h & CLUBS_MASK
-                legal &= -legal
-            else:
-                legal = h & CLUBS_MASK
-        else:
-            legal = h
-            if first and t.no_pts_first:
-                legal = h & ~t.penalty_mask or h
-            if t.must_break and not self.hearts_broken:
-                banned = HEARTS_MASK | QS_BIT if t.qs_lead_needs_broken else HEARTS_MASK
-                rest = legal & ~banned
-                if rest and not (t.hearts_instead_of_qs and rest == QS_BIT):
-                    legal = rest
+        legal = legal_of(t, h, self.trick, self._k.tricks_played == 0, self.hearts_broken)
         if t.turbo:
             legal = self._held_back(h, legal)
         self._legal = legal
@@ -1105,7 +1075,7 @@ class GameState:
             out.append(played or ev.card_played(seat, CARD_NAMES[i], i, k.tricks_played + 1))
         if self.hearts_broken:
             s.hearts_broken = True
-        elif bit & HEARTS_MASK or (i == QS and t.qs_breaks):
+        elif breaks_hearts(t, i):
             s.hearts_broken = True
             if out is not None:
                 out.append(ev.HeartsBroken(seat, CARD_NAMES[i]))
@@ -1312,29 +1282,10 @@ class GameState:
 
     def _plain_hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
         t = self.t
-        n = t.players
         if t.team:
             return self._team_hand_points(moon)
-        if moon is None:
-            points = list(self.points)
-            if t.avoid_bonus:
-                for seat, won in enumerate(self.tricks_won):
-                    if not won:
-                        points[seat] += t.avoid_bonus
-        else:
-            m = t.moon_total * (2 if moon.kind == "sun" else 1)
-            if moon.scoring == "new":
-                points = [0] * n
-                points[moon.seat] = -m
-            else:
-                points = [m] * n
-                points[moon.seat] = 0
-                if t.individual and t.partner_spared:
-                    points[(moon.seat + 2) % 4] = 0  # RULES.md §6.1 partner_moon=spared
-        if t.bonus_bit:
-            for seat in range(n):
-                points[seat] += t.bonus * self._bonus_copies(seat)
-        return tuple(points)
+        copies = [self._bonus_copies(seat) for seat in range(t.players)] if t.bonus_bit else ()
+        return plain_hand_points(t, self.points, self.tricks_won, copies, moon)
 
     def _team_hand_points(self, moon: ev.Moon | None) -> tuple[int, ...]:
         """Team mode (RULES.md §6.1): each team scores as one; both partners carry the team's score."""

@@ -31,9 +31,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 from . import events as ev
-from .cards import BIT, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, HEARTS_MASK, QS, SUIT_MASK_OF, indices_of
+from .cards import BIT, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, SUIT_MASK_OF, indices_of
 from .errors import IllegalMove, Reason
 from .state import DEAL, PASS, PLAY, TWO_DECK_STATE, GameState
+from .trick_rules import breaks_hearts
 
 _new_object = object.__new__
 
@@ -317,7 +318,7 @@ class TwoDeckState(GameState):
             out.append(ev.CardPlayed(seat, CARD_NAMES[i], k.tricks_played + 1))
         if self.hearts_broken:
             s.hearts_broken = True
-        elif bit & HEARTS_MASK or (i == QS and t.qs_breaks):
+        elif breaks_hearts(t, i):
             s.hearts_broken = True
             if out is not None:
                 out.append(ev.HeartsBroken(seat, CARD_NAMES[i]))

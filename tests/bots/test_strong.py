@@ -134,3 +134,29 @@ def test_where_a_pass_cannot_be_played_out_strong_passes_as_the_heuristic() -> N
     _state, view = _pass_view(STANDARD, "left")
     off = get_bot("strong", seed=1, playouts=20, time_limit=None, pass_search=False).choose_pass(view)
     assert off == get_bot("heuristic", seed=1).choose_pass(view)
+
+
+def test_rollouts_on_the_fast_playout_decide_exactly_as_rollouts_through_the_state(monkeypatch) -> None:
+    # Where the rules are a Playout's, strong plays its rollouts on masks (pbem.engine.playout);
+    # the cards chosen, and every card's and pass's score, are the same as through the state.
+    rng = random.Random(12)
+    views = []
+    for rules in (STANDARD, Rules.make("standard", moon="new", jd_bonus=-10), Rules.make("black-maria")):
+        state = new_game(rules).deal(shuffled_deck(rules, rng), "left")
+        views.append(("pass", bot_view(state, 1, ())))
+        for seat in range(rules.players):
+            state = state.pass_cards(seat, rng.sample(state.hand(seat), rules.pass_count))
+        for _ in range(rng.randrange(2, 30)):
+            state = state.play(rng.choice(state.legal_cards()))
+        views.append(("play", bot_view(state, state.to_move)))
+
+    def decide(view_kind: str, view) -> object:
+        bot = get_bot("strong", seed=5, playouts=40, time_limit=None)
+        if view_kind == "pass":
+            return bot.evaluate_passes(view, pass_cards_for(view))
+        return bot.evaluate(view) if view.legal & (view.legal - 1) else bot.choose_play(view)
+
+    fast = [decide(kind, view) for kind, view in views]
+    monkeypatch.setattr("pbem.bots.strong.Playout.supports", staticmethod(lambda t: False))
+    slow = [decide(kind, view) for kind, view in views]
+    assert fast == slow
