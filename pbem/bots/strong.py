@@ -94,7 +94,7 @@ from .view import BotView, as_bot_view
 
 #: Hand playouts' worth of card plays per decision by default, and the safety caps: this thread's
 #: CPU (seconds) and the wall clock (seconds). The budget, not the caps, decides on an idle machine.
-DEFAULT_PLAYOUTS = 600
+DEFAULT_PLAYOUTS = 1200
 DEFAULT_CPU_LIMIT = 0.9
 DEFAULT_TIME_LIMIT = 3.0
 #: A late decision's worlds are at most this many times a first-trick decision's.
