@@ -11,6 +11,7 @@ from tqdm import tqdm
 from pbem.bench.e2e import Options as E2eOptions
 from pbem.bench.e2e import run as run_e2e
 from pbem.bench.engine_speed import run as run_engine_speed
+from pbem.bench.playout_speed import run as run_playout_speed
 from pbem.bench.faults import FaultOptions
 from pbem.bench.faults import run as run_faults
 from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
@@ -34,8 +35,10 @@ def bench() -> None:
 @click.option("--seconds", default=1.0, show_default=True, help="CPU seconds of one loop in one round")
 def engine(rounds: int, seconds: float) -> None:
     """Complete random hands per CPU second: pbem's public API beside OpenSpiel driven well, driven
-    naively, and in C++ (evaluate_bots); each ratio the median of the per-round ratios."""
+    naively, and in C++ (evaluate_bots); each ratio the median of the per-round ratios. Then
+    strong's rollouts: whole hands by the heuristic policy on the fast Playout and through GameState."""
     run_engine_speed(rounds=rounds, seconds=seconds, echo=click.echo)
+    run_playout_speed(rounds=max(3, rounds // 2), seconds=seconds / 2, echo=click.echo)
 
 
 @bench.command("retention")

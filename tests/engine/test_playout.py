@@ -119,3 +119,15 @@ def test_rules_a_playout_does_not_cover_are_refused(preset: str) -> None:
     # kitty, partners, Turbo, Booster Nines, moon=win/choice/safety, two decks.
     assert preset in PRESETS
     assert not Playout.supports(Rules.make(preset).table)
+
+
+def test_the_rollout_benchmark_plays_whole_hands_both_ways() -> None:
+    from pbem.bench.playout_speed import playout_loop, run
+
+    for fast in (True, False):
+        hands, cpu = playout_loop(0.01, seed=1, fast=fast)
+        assert hands >= 8 and cpu > 0
+    lines: list[str] = []
+    result = run(rounds=1, seconds=0.01, echo=lines.append)
+    assert result["playout_hands_per_s"] > 0 and result["state_hands_per_s"] > 0
+    assert "hands/s of CPU on the Playout" in lines[0]
