@@ -317,7 +317,11 @@ class Settings:
     # Game defaults for games that do not say otherwise.
     bot_name: str = setting(
         "PBEM_DEFAULT_BOT", "heuristic",
-        doc="computer player that fills bot seats and plays for resigned players",
+        doc="computer player that fills bot seats (`bots: 3` naming none, a declined invitation)",
+    )
+    stand_in_bot: str = setting(
+        "PBEM_STAND_IN_BOT", "strong",
+        doc="computer player that plays for a person: absent past a deadline, away, resigned, or on autopilot",
     )
 
     @classmethod

@@ -118,7 +118,7 @@ def settle(session: Session, svc: Services, turn: Turn,
     writes mails that must come first but show the table as the automation left it."""
     autoplay = {s.seat: s.player.effective_prefs().get("autoplay_single", True)
                 for s in turn.seats if s.player is not None}
-    run_automation(session, turn, rng=svc.rng, default_bot=svc.settings.bot_name, autoplay_single=autoplay)
+    run_automation(session, turn, rng=svc.rng, stand_in_bot=svc.settings.stand_in_bot, autoplay_single=autoplay)
     end_turn(turn)
     update_waiting(turn)  # deadlines of the seats now asked to decide (README, "Time")
     rows = before_news(turn) if before_news is not None else []
@@ -134,7 +134,7 @@ def resign(session: Session, svc: Services, game: Game, seat: Seat, *, inbound_i
     now = svc.clock.now()
     state = state or current_state(game)
     player = seat.player
-    seat.bot = seat.bot or svc.settings.bot_name
+    seat.bot = seat.bot or svc.settings.stand_in_bot
     seat.status = SeatStatus.BOT
     notice = mc.SeatReplaced(seat=seat.seat, old_name=seat_name(seat), new_name=bot_name(seat), game_id=game.id)
     rows = []

@@ -205,12 +205,13 @@ def _boosted(first_round: list[int], held: int, n: int) -> bool:
     return held >= 2 and first_round[0] // 13 * 13 + 7 in first_round
 
 
-def _bot_move(session: Session, turn: Turn, seat: int, default_bot: str) -> EngineMove:
+def _bot_move(session: Session, turn: Turn, seat: int, stand_in_bot: str) -> EngineMove:
     """The computer player's move for ``seat`` (``pbem.bots.decide``: the method the phase calls
-    for), seeded by the game and the move's number, with the hand's tricks from the move log."""
+    for), seeded by the game and the move's number, with the hand's tricks from the move log: the
+    seat's own bot, or for a person's seat ``stand_in_bot`` (``PBEM_STAND_IN_BOT``)."""
     game = turn.game
     row = turn.seat_row(seat)
-    bot = get_bot(row.bot or default_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
+    bot = get_bot(row.bot or stand_in_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
     state = turn.state
     return decide(bot, state, seat, hand_tricks(session, game, state))
 
@@ -252,14 +253,14 @@ def default_decision(move: EngineMove) -> str:
     return "decline"
 
 
-def card_ahead(session: Session, turn: Turn, seat: int, default_bot: str) -> str | None:
+def card_ahead(session: Session, turn: Turn, seat: int, stand_in_bot: str) -> str | None:
     """The card to play now for ``seat`` (a person, to play) by what they asked ahead (README,
     "Playing ahead"; :mod:`pbem.services.playahead`): the autopilot's choice, or the queue's first
     card when it is legal; None when the person must be asked."""
     row = turn.seat_row(seat)
     state = turn.state
     if autopilot_on(row, state):
-        move = _bot_move(session, turn, seat, default_bot)
+        move = _bot_move(session, turn, seat, stand_in_bot)
         return str(move.card)  # type: ignore[attr-defined]
     queue = queued_cards(row, state)
     if queue != list((row.queued or {}).get("cards", ())):
@@ -270,7 +271,7 @@ def card_ahead(session: Session, turn: Turn, seat: int, default_bot: str) -> str
     return None
 
 
-def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_bot: str,
+def run_automation(session: Session, turn: Turn, *, rng: random.Random, stand_in_bot: str,
                    autoplay_single: dict[int, bool]) -> None:
     """Apply every move that needs nobody's decision, until a person must decide or the game ends.
 
@@ -301,25 +302,25 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             dealer = state.next_dealer
             if not is_computer(turn.seat_row(dealer)):
                 return
-            apply_move(session, turn, _bot_move(session, turn, dealer, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, dealer, stand_in_bot))
             continue
         if phase == PASS:
             bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]
             if not bots:
                 return
-            apply_move(session, turn, _bot_move(session, turn, bots[0], default_bot))
+            apply_move(session, turn, _bot_move(session, turn, bots[0], stand_in_bot))
             continue
         if phase == CHARGE:  # Turbo: every seat holding a chargeable card charges (RULES.md §6.4)
             bots = [s for s in state.seats_to_charge() if is_computer(turn.seat_row(s))]
             if not bots:
                 return
-            apply_move(session, turn, _bot_move(session, turn, bots[0], default_bot))
+            apply_move(session, turn, _bot_move(session, turn, bots[0], stand_in_bot))
             continue
         if phase == MOON:
             shooter = state.shooter[0]
             if not is_computer(turn.seat_row(shooter)):
                 return
-            apply_move(session, turn, _bot_move(session, turn, shooter, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, shooter, stand_in_bot))
             continue
         if phase == DISCARD:  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
             taker = state.seats_to_act()[0]
@@ -328,12 +329,12 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             # next mail shows what was discarded: the kitty line).
             if not is_computer(row) and not autopilot_on(row, state):
                 return
-            apply_move(session, turn, _bot_move(session, turn, taker, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, taker, stand_in_bot))
             continue
         # PLAY
         seat = state.to_move
         if is_computer(turn.seat_row(seat)):
-            apply_move(session, turn, _bot_move(session, turn, seat, default_bot))
+            apply_move(session, turn, _bot_move(session, turn, seat, stand_in_bot))
             continue
         if not state.unplayed_can_change_score():  # the rest of the hand cannot change any score
             legal = state.legal_cards()
@@ -344,7 +345,7 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, default_
             else:
                 turn.played_out.setdefault(seat, []).append(legal[0])
             continue
-        ahead = card_ahead(session, turn, seat, default_bot)
+        ahead = card_ahead(session, turn, seat, stand_in_bot)
         if ahead is not None:
             apply_move(session, turn, PlayCard(seat, ahead))
             turn.played_ahead.setdefault(seat, []).append((state.hand_no, ahead))

@@ -190,7 +190,7 @@ def world(pg_migrated_url, redis_url, smtp_sink, tmp_path):
     smtp_sink.clear()
     offset = tmp_path / "clock-offset"
     pipeline = Pipeline(pg_migrated_url, redis_db(redis_url, 5), smtp_sink, tmp_path, concurrency=2,
-                        extra_env={"PBEM_CLOCK_OFFSET_FILE": str(offset), "PBEM_DEFAULT_BOT": "random"})
+                        extra_env={"PBEM_CLOCK_OFFSET_FILE": str(offset), "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random"})
     # A tick that did nothing logs its "succeeded" line at DEBUG (README, "Metrics and logs").
     pipeline.worker.extra_args.append("--loglevel=DEBUG")
     with pipeline:

@@ -23,6 +23,9 @@ def make_settings(tmp_path: Path, db_url: str, **extra: str) -> Settings:
             "PBEM_DATABASE_URL": db_url,
             "PBEM_MAIL_DOMAIN": DOMAIN,
             "PBEM_SECRET_KEY": "test-secret",
+            # Stand-ins as the tests were written for (strong, the default, thinks for about 0.3 s
+            # a card; tests/integration/test_absence.py checks the default once).
+            "PBEM_STAND_IN_BOT": "heuristic",
         }
         | extra
     )

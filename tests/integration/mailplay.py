@@ -39,7 +39,7 @@ def make_services(db_url: str, tmp_path: Path, **env: str) -> Services:
         "PBEM_SECRET_KEY": "test-secret-key",
         "PBEM_BASE_URL": "https://hearts.test",
         "PBEM_BROKER_URL": "memory://",
-        "PBEM_DEFAULT_BOT": "random",
+        "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random",
         **env,
     })
     return Services.from_settings(settings, clock=ManualClock())

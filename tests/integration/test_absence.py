@@ -9,11 +9,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from pbem.bots import bot_view, get_bot
+from pbem.config import Settings
 from pbem.db.models import Absence, Player
 from pbem.db.session import transaction
+from pbem.engine import CARD_NAMES
 from pbem.services.absence import days_by_year, parse_vacation_end
 from pbem.services.app import Services
+from pbem.services.clock import ManualClock
 from pbem.services.deadlines import Timing
+from pbem.services.gamestore import current_state
 from tests.integration.test_deadlines import (  # noqa: F401  (svc is a fixture)
     Table,
     address,
@@ -27,6 +32,8 @@ from tests.integration.test_deadlines import (  # noqa: F401  (svc is a fixture)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 #: Deadlines long enough that nobody else's falls due during these tests.
 LONG = 24 * 30
+#: A deal whose first pass strong and heuristic choose differently for seat 0.
+STAND_IN_SEED = "stand-in-a"
 
 
 @pytest.mark.parametrize(("text", "zone", "expected"), [
@@ -270,3 +277,29 @@ def test_a_game_that_starts_during_a_vacation_plays_for_the_player_until_they_ar
     bot_table.add(bot_table.tick())
     assert bot_table.seat(1).stand_in is None
     assert any(m.kind == "player_away" and m.game_id == bot_table.game_id for m in bot_table.mails)
+
+
+def test_by_default_the_strong_bot_stands_in_for_an_absent_player(db_url: str, tmp_path) -> None:
+    # PBEM_STAND_IN_BOT is not set: the default, strong, passes for the player who went away (and
+    # PBEM_DEFAULT_BOT, which fills bot seats, has no say in it).
+    settings = Settings.from_env({
+        "PBEM_DATABASE_URL": db_url, "PBEM_DATA_DIR": str(tmp_path), "PBEM_MAIL_DOMAIN": "hearts.test",
+        "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random",
+    })
+    assert settings.stand_in_bot == "strong"
+    services = Services.from_settings(settings, clock=ManualClock(NOW))
+    try:
+        table = start(services, Timing(absence_policy="bot", deadline_hours=LONG), seed=STAND_IN_SEED)
+        game = table.game()
+        before = current_state(game)
+        assert before.phase == "pass"
+        view = bot_view(before, 0, ())
+        seed = f"{game.seed or game.id}:{game.next_seq}"
+        expected = {name: sorted(get_bot(name, seed=seed).choose_pass(view)) for name in ("strong", "heuristic")}
+        assert expected["strong"] != expected["heuristic"]  # the deal tells the two apart
+        table.reply(table.latest(0, "your_turn"), "vacation for 3 days")
+        assert table.seat(0).stand_in == "vacation"
+        passed = current_state(table.game()).passes[0]
+        assert sorted(CARD_NAMES[c] for c in passed) == expected["strong"]
+    finally:
+        services.close()

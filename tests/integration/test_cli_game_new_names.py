@@ -23,7 +23,7 @@ from pbem.services.app import Services
 def env(sqlite_migrated_url: str, tmp_path: Path) -> dict[str, str]:
     return {"PBEM_DATABASE_URL": sqlite_migrated_url, "PBEM_DATA_DIR": str(tmp_path),
             "PBEM_MAIL_DOMAIN": "hearts.test", "PBEM_SECRET_KEY": "test-secret-key",
-            "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random"}
+            "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random"}
 
 
 def game_new(env: dict[str, str], player: str) -> Result:

@@ -227,7 +227,7 @@ def run(env: dict[str, str], *args: str) -> str:
 
 def test_the_operators_commands(db_url: str, tmp_path: Path) -> None:
     env = {"PBEM_DATABASE_URL": db_url, "PBEM_DATA_DIR": str(tmp_path), "PBEM_MAIL_DOMAIN": "hearts.test",
-           "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random"}
+           "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random"}
     players = [f"--player=p{k}@players.test" for k in range(4)]
     run(env, "new", *players, "--deadline", "2d", "--weekends", "skip", "--policy", "pause", "--grace", "6",
         "--reminder", "12")
@@ -277,7 +277,7 @@ def test_a_game_from_the_command_line_has_the_default_timing(db_url: str, tmp_pa
     """The same defaults as a game by mail: 72 hours, a reminder 24 hours before, 12 hours of grace
     (so that the deadline itself brings a reminder), policy bot."""
     env = {"PBEM_DATABASE_URL": db_url, "PBEM_DATA_DIR": str(tmp_path), "PBEM_MAIL_DOMAIN": "hearts.test",
-           "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random"}
+           "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random"}
     run(env, "new", "--player=p0@players.test", "--bots", "3")
     with Services.from_settings(Settings.from_env(env)) as services, transaction(services.session_factory) as session:
         row = session.scalars(select(Game)).one()

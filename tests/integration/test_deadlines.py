@@ -61,7 +61,7 @@ def svc(db_url: str, tmp_path: Path) -> Iterator[Services]:
         "PBEM_MAIL_DOMAIN": DOMAIN,
         "PBEM_SECRET_KEY": "test-secret-key",
         "PBEM_BROKER_URL": "memory://",
-        "PBEM_DEFAULT_BOT": "random",
+        "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random",
     })
     services = Services.from_settings(settings, clock=ManualClock(START))
     yield services

@@ -118,7 +118,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     elsewhere.mkdir()
     env.update({"PBEM_DATA_DIR": str(root / "var"), "PBEM_SECRET_KEY": "installed-secret",
                 "PBEM_MAIL_DOMAIN": "hearts.test", "PBEM_BROKER_URL": "memory://",
-                "PBEM_DEFAULT_LANGUAGE": "pt", "PBEM_DEFAULT_BOT": "random"})
+                "PBEM_DEFAULT_LANGUAGE": "pt", "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random"})
     return Installed(venv=venv, site=site.resolve(), elsewhere=elsewhere, env=env)
 
 

@@ -44,7 +44,7 @@ HOSTILE_BODY = "new game\nbots: 3\n\x1b[31mred\x1b[0m \x9b6n and \u202etxt\n"
 def cli_env(tmp_path: Path, db_url: str, broker: str = "memory://", **extra: str) -> dict[str, str]:
     return {"PBEM_DATA_DIR": str(tmp_path), "PBEM_DATABASE_URL": db_url, "PBEM_MAIL_DOMAIN": DOMAIN,
             "PBEM_SECRET_KEY": SECRET, "PBEM_BASE_URL": "https://hearts.test", "PBEM_BROKER_URL": broker,
-            "PBEM_DEFAULT_BOT": "random", **extra}
+            "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random", **extra}
 
 
 def pbem(env: dict[str, str], *args: str, ok: bool = True) -> Result:

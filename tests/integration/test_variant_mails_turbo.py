@@ -53,7 +53,7 @@ def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     migrate.upgrade(url)
     settings = Settings.from_env({
         "PBEM_DATABASE_URL": url, "PBEM_DATA_DIR": str(tmp), "PBEM_MAIL_DOMAIN": DOMAIN,
-        "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random",
+        "PBEM_SECRET_KEY": "test-secret-key", "PBEM_BROKER_URL": "memory://", "PBEM_DEFAULT_BOT": "random", "PBEM_STAND_IN_BOT": "random",
     })
     services = Services.from_settings(settings, clock=ManualClock(START))
     yield services
