@@ -72,8 +72,8 @@ import time
 from typing import Any, Callable, Mapping
 
 from pbem.engine import DISCARD, MOON, PLAY, GameState, new_game
-from pbem.engine.playout import Playout
 from pbem.engine.cards import CARD_INDEX, CARD_NAMES, SUIT_MASK, SUIT_MASK_OF, SUITS, cards_of, indices_of
+from pbem.engine.playout import Playout
 
 from .heuristic import (
     card_for,

@@ -11,12 +11,12 @@ from tqdm import tqdm
 from pbem.bench.e2e import Options as E2eOptions
 from pbem.bench.e2e import run as run_e2e
 from pbem.bench.engine_speed import run as run_engine_speed
-from pbem.bench.playout_speed import run as run_playout_speed
 from pbem.bench.faults import FaultOptions
 from pbem.bench.faults import run as run_faults
 from pbem.bench.fuzz import DEFAULT_CORPUS, parse_size
 from pbem.bench.fuzz import Options as FuzzOptions
 from pbem.bench.fuzz import main_report as run_fuzz
+from pbem.bench.playout_speed import run as run_playout_speed
 from pbem.bench.retention import run as run_retention
 from pbem.bench.serve_bots import run as run_serve_bots
 from pbem.bench.serve_latency import Options as ServeOptions
