@@ -20,10 +20,12 @@ BIN = Path(sys.executable).parent
 
 
 def healthz(port: int) -> dict | None:
+    """The answer to /healthz, or None while the server is not answering yet (on a busy machine a
+    worker still starting can accept the connection and answer late: a read timeout too)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
             return json.load(response)
-    except (urllib.error.URLError, ConnectionError):
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
         return None
 
 
@@ -43,7 +45,7 @@ def test_the_web_front_serves_healthz(tmp_path: Path, sqlite_migrated_url: str, 
         command = [str(BIN / "gunicorn"), "--workers", "1", "--bind", f"127.0.0.1:{port}", "pbem.web.wsgi:app"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        answer = wait_for(lambda: process.poll() is None and healthz(port), timeout=30,
+        answer = wait_for(lambda: process.poll() is None and healthz(port), timeout=90,
                           message=f"{entry} answering /healthz")
         assert answer == {"status": "ok", "database": "ok"}
     finally:
