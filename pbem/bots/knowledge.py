@@ -57,6 +57,8 @@ from pbem.engine.cards import (
     indices_of,
 )
 
+from pbem.engine.trick_rules import breaks_hearts
+
 from .view import BotView
 
 
@@ -206,7 +208,7 @@ def _infer_trick(t, allowed: list[int], leader: int, cards: tuple[int, ...], fir
     for k, c in enumerate(cards):
         seat = (leader + k) % n
         bit = 1 << c
-        if bit & HEARTS_MASK or (c == QS and t.qs_breaks):
+        if breaks_hearts(t, c):
             next_broken = True
         else:
             next_broken = broken
@@ -307,7 +309,7 @@ def _infer_two_decks(view: BotView) -> Knowledge:
     for k, (leader, cards) in enumerate(tricks):
         _infer_trick(t, allowed, leader, cards, first_no + k == 0, broken, me)
         for c in cards:
-            if 1 << c & HEARTS_MASK or (c == QS and t.qs_breaks):
+            if breaks_hearts(t, c):
                 broken = True
     for s in range(n):
         if s != me:

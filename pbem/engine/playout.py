@@ -16,9 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import events as ev
-from .cards import SUIT_MASK_OF
 from .rules import Table
-from .trick_rules import breaks_hearts, legal_of, plain_hand_points
+from .trick_rules import breaks_hearts, legal_of, plain_hand_points, trick_taken
 
 
 class Playout:
@@ -75,13 +74,7 @@ class Playout:
             self.trick = trick
             self.to_move = seat + 1 if seat + 1 < n else 0
             return False
-        values = self.t.values
-        tmask = points = 0
-        for x in trick:
-            tmask |= 1 << x
-            points += values[x]
-        best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
-        winner = (self.leader + trick.index(best)) % n
+        tmask, points, winner = trick_taken(self.t, trick, self.leader)
         self.taken[winner] |= tmask
         self.points[winner] += points
         self.trick = ()

@@ -46,7 +46,7 @@ from .cards import (
 _C, _D, _H, _S = SUIT_TUPLES
 from .errors import IllegalMove, Reason
 from .rules import CALL_DIRECTIONS, PASS_DIRECTIONS, Rules, Table
-from .trick_rules import breaks_hearts, legal_of, plain_hand_points
+from .trick_rules import breaks_hearts, legal_of, plain_hand_points, trick_taken
 
 DEAL, PASS, PLAY, MOON, OVER = "deal", "pass", "play", "moon", "over"
 DISCARD = "discard"  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
@@ -1088,14 +1088,8 @@ class GameState:
             s._k = k
             return s
         # The trick is complete: the highest card of the led suit takes it.
-        values = t.values
-        tmask = points = 0
-        for c in trick:  # (a plain loop: far cheaper than sum over map here)
-            tmask |= 1 << c
-            points += values[c]
-        best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
         leader = k.leader
-        winner = (leader + trick.index(best)) % n
+        tmask, points, winner = trick_taken(t, trick, leader)
         played = k.tricks_played + 1
         s._k = _new_tuple(_Tricks, (winner, played, k.taken | tmask << 52 * winner, k.points + (points << 32 * winner),
                                     k.tricks_won + (1 << 8 * winner), (leader, trick, winner, points)))

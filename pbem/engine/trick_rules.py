@@ -45,6 +45,18 @@ def legal_of(t: Table, h: int, trick: tuple[int, ...], first: bool, hearts_broke
     return legal
 
 
+def trick_taken(t: Table, trick: tuple[int, ...], leader: int) -> tuple[int, int, int]:
+    """A complete trick of one deck led by ``leader`` (RULES.md §2 rules 7 and 8): its cards (a mask),
+    its penalty points, and the seat of its highest card of the led suit, which takes it."""
+    values = t.values
+    tmask = points = 0
+    for c in trick:  # (a plain loop: far cheaper than sum over map here)
+        tmask |= 1 << c
+        points += values[c]
+    best = (tmask & SUIT_MASK_OF[trick[0]]).bit_length() - 1
+    return tmask, points, (leader + trick.index(best)) % t.players
+
+
 def breaks_hearts(t: Table, card: int) -> bool:
     """Whether playing ``card`` breaks hearts: a heart, or the queen of spades with ``qs_breaks_hearts``."""
     return bool(1 << card & HEARTS_MASK) or (card == QS and t.qs_breaks)
