@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from pbem.bench.compare import command_line as compare_command_line
+from pbem.bench.compare import run as run_compare
 from pbem.bench.e2e import Options as E2eOptions
 from pbem.bench.e2e import run as run_e2e
 from pbem.bench.engine_speed import run as run_engine_speed
@@ -68,10 +70,19 @@ def retention(days: int, mails_per_day: int, retention_days: float) -> None:
               help="PostgreSQL with fsync and synchronous commit (off: as the test suite runs it)")
 @click.option("--keep-dir", is_flag=True, help="keep the servers' directory and logs")
 @click.option("--profile", "profile_rate", default=0.0, help="then a step at this rate under py-spy (0: none)")
+@click.option("--compare", "compare_rev", default=None, metavar="REV",
+              help="instead: REV's own bench e2e beside this checkout's, each a subprocess given the other options, "
+              "alternating, then the HEAD/REV ratios of the medians and the goals met. REV runs in a venv of this "
+              "checkout's requirements/test.txt plus REV (--no-deps), kept for reruns in ~/.cache/pbem/bench-compare "
+              "(keyed by REV, the lock file and Python; delete to reclaim the space)")
+@click.option("--repeat", default=2, show_default=True, help="with --compare: runs of each side")
 def e2e(database: str, rates: str, step_seconds: float, games: int, modes: str, idle_moves: int,
         flat_sizes: str, flat_rate: float, flat_seconds: float, concurrency: int, pool: str,
-        durable: bool, keep_dir: bool, profile_rate: float) -> None:
+        durable: bool, keep_dir: bool, profile_rate: float, compare_rev: str | None, repeat: int) -> None:
     """The whole mail path under load: SMTP front, Celery worker on Redis, a database, relay sink."""
+    if compare_rev:
+        args = compare_command_line(click.get_current_context(), leave_out=("compare_rev", "repeat"))
+        raise SystemExit(run_compare(compare_rev, repeat, args, echo=click.echo, keep=keep_dir))
     run_e2e(E2eOptions(database=database, rates=[float(r) for r in rates.split(",") if r],
                        step_seconds=step_seconds, games=games, modes=[m for m in modes.split(",") if m],
                        idle_moves=idle_moves, flat_sizes=[int(s) for s in flat_sizes.split(",") if s],
