@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from pbem.bench.cli_start import run as run_cli_start
 from pbem.bench.compare import command_line as compare_command_line
 from pbem.bench.compare import run as run_compare
 from pbem.bench.e2e import Options as E2eOptions
@@ -194,3 +195,11 @@ def serve(moves: int, notify: str, concurrency: int, idle_seconds: float, keep_d
                                    concurrency=concurrency, idle_seconds=idle_seconds, keep_dir=keep_dir,
                                    seed=seed),
                       echo=click.echo)
+
+
+@bench.command("cli")
+@click.option("--runs", default=5, show_default=True, help="fresh processes of each command")
+def cli(runs: int) -> None:
+    """The CPU the command line costs to start: pbem --help, pbem game list and pbem mail list, each in
+    fresh processes (user + sys, median), against a migrated SQLite database in a temporary directory."""
+    run_cli_start(runs=runs, echo=click.echo)
