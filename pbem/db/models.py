@@ -338,6 +338,10 @@ class OutboundMessage(Base):
     kind: Mapped[str] = mapped_column(String(64))  # template kind, e.g. your_turn
     message_id: Mapped[str] = mapped_column(String(MESSAGE_ID_LENGTH))
     raw: Mapped[bytes]
+    # What quote removal needs of the mail (its subject, then the keys of its lines:
+    # pbem.mail.quoted), so that a reply to it never parses its bytes; emptied (NULL) with the
+    # bytes. NULL on a mail sent before it was kept: then the bytes are read.
+    quoted: Mapped[str | None] = mapped_column(Text)
     status: Mapped[OutboundStatus] = mapped_column(
         str_enum(OutboundStatus),
         default=OutboundStatus.PENDING,

@@ -52,6 +52,7 @@ from pathlib import Path
 from pbem.resources import templates_dir as find_templates
 
 from .context import GameContext, InlineImage, MailContext, YourTurn
+from .quoted import quoted_record
 from .render import MailRenderer, RenderedMail
 from .samples import sample_contexts
 
@@ -78,6 +79,7 @@ class ComposedMail:
     recipient: str  # the bare envelope recipient address
     subject: str
     kind: str
+    quoted: str = ""  # what quote removal needs of it (pbem.mail.quoted), for the outbox
 
 
 def canonical_cards(cards: Sequence[str]) -> str:
@@ -418,6 +420,7 @@ class MailComposer:
             recipient=to_bare,
             subject=rendered.subject,
             kind=context.kind,
+            quoted=quoted_record(rendered.subject, rendered.text, rendered.html),
         )
 
 

@@ -380,6 +380,7 @@ def queue_mail(session: Session, svc: Services, ctx: mc.MailContext, *, player: 
         "kind": ctx.kind,
         "message_id": composed.message_id,
         "raw": composed.raw,
+        "quoted": composed.quoted,
         "status": OutboundStatus.PENDING,
         "attempts": 0 if lease_until is None else 1,
         "inbound_id": inbound_id,

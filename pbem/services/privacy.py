@@ -281,7 +281,7 @@ def _forget_mail(session: Session, player: Player | None, address: str, anonymou
     mails_in = _update(session, inbound, emptied_in, func.length(inbound.c.raw) > 0,
                        inbound.c.status.not_in(_UNSETTLED_IN), raw=b"")
     mails_out = _update(session, outbound, emptied_out, func.length(outbound.c.raw) > 0,
-                        outbound.c.status != OutboundStatus.PENDING, raw=b"")
+                        outbound.c.status != OutboundStatus.PENDING, raw=b"", quoted=None)
     return mails_in, mails_out
 
 

@@ -5,8 +5,8 @@ and the table talk (:mod:`pbem.services.talk`) read a mail through here, so that
 extracted once.
 
 **The mail answered.** pbem keeps every mail it sends (the outbox, until the retention empties it:
-``PBEM_MAIL_RETENTION_DAYS``, :mod:`pbem.services.retention`). :func:`answered_lines` finds the one a
-reply answers — by its ``In-Reply-To``, else the newest of its ``References``, else the newest mail of
+``PBEM_MAIL_RETENTION_DAYS``, :mod:`pbem.services.retention`), with the lines that quote removal
+needs of it (:mod:`pbem.mail.quoted`). :func:`answered_mail` finds the one a reply answers — by its ``In-Reply-To``, else the newest of its ``References``, else the newest mail of
 the game to that player that gave the reply address written to — and gives its lines to the reader,
 which drops what of them is left in the new text (``reply_text.drop_answered``): a quote that no
 pattern recognised is never read as the player's words.
@@ -20,10 +20,11 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 
 from pbem.db.models import RAW_KEPT, OutboundMessage
 from pbem.mail.addresses import BadAddress, parse_reply_address
+from pbem.mail.quoted import read_quoted
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.message import IncomingMail, quoted_mail
 from pbem.mail.reading.reply_text import answered_lines as lines_of
@@ -57,13 +58,18 @@ def read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
 
 
 def with_answered(svc: Services, mail: IncomingMail, recipient: str) -> IncomingMail:
-    """``mail`` with the lines of the mail it answers (``IncomingMail.answered``), when that mail
-    is found and its bytes are still kept; the mail unchanged otherwise."""
-    raw = answered_raw(svc, mail, recipient)
+    """``mail`` with the lines of the mail it answers (``IncomingMail.answered``) and that mail's
+    subject, when that mail is found and still kept: read from what the outbox kept for quote
+    removal (``pbem.mail.quoted``), or, for a mail sent before that was kept, from its bytes; the
+    mail unchanged otherwise."""
+    quoted, raw = answered_mail(svc, mail, recipient)
+    if quoted is not None:
+        lines = read_quoted(quoted)
+        return replace(mail, answered=lines.keys, answered_subject=lines.subject)
     if not raw:
         return mail
-    quoted = quoted_mail(raw)
-    return replace(mail, answered=lines_of(*quoted.texts), answered_subject=quoted.subject)
+    parsed = quoted_mail(raw)
+    return replace(mail, answered=lines_of(*parsed.texts), answered_subject=parsed.subject)
 
 
 def subject_command(mail: IncomingMail, *, expected: str | None, pass_count: int, language: str | None = None,
@@ -90,36 +96,43 @@ def _storable(text: str) -> bool:
     return True
 
 
-def answered_raw(svc: Services, mail: IncomingMail, recipient: str) -> bytes:
-    """The bytes of our mail that ``mail`` (sent to ``recipient``) answers; b"" when none is found.
+#: The answered mail's kept lines, or its bytes when it has none (sent before they were kept).
+_OUTBOX = OutboundMessage.__table__
+_QUOTED_OR_RAW = (_OUTBOX.c.quoted, case((_OUTBOX.c.quoted.is_(None), _OUTBOX.c.raw)))
+
+
+def answered_mail(svc: Services, mail: IncomingMail, recipient: str) -> tuple[str | None, bytes]:
+    """What the outbox kept of our mail that ``mail`` (sent to ``recipient``) answers: its
+    ``quoted`` lines (``pbem.mail.quoted``) and, when it has none, its bytes; (None, b"") when
+    no such mail is found or its bytes are no longer kept.
 
     Only mails sent to the replying address are candidates (a reply quotes what its sender got),
     which also keeps the look-up on the outbox's (recipient, created_at) index."""
     sender = mail.from_address
     if not sender or not _storable(sender):
-        return b""
+        return None, b""
     wanted = [mail.in_reply_to] if mail.in_reply_to else []
     wanted += [ref for ref in reversed(mail.references[-MAX_REFERENCES:]) if ref not in wanted]
     # Our Message-IDs are ASCII; a reference with surrogate-escaped bytes (an undecodable header)
     # can name none of them, and no database driver takes it as a parameter.
     wanted = [ref for ref in wanted if ref.isascii()]
-    table = OutboundMessage.__table__
+    table = _OUTBOX
     with svc.session_factory() as session:
         if wanted:
-            rows = dict(session.execute(
-                select(table.c.message_id, table.c.raw)
+            rows = {message_id: (quoted, raw) for message_id, quoted, raw in session.execute(
+                select(table.c.message_id, *_QUOTED_OR_RAW)
                 .where(table.c.recipient == sender, table.c.message_id.in_(wanted), RAW_KEPT)
-            ).all())
+            )}
             found = next((rows[ref] for ref in wanted if ref in rows), None)
             if found:
-                return bytes(found)
+                return found[0], bytes(found[1] or b"")
         try:
             token = parse_reply_address(svc.settings.secret_key, svc.settings.mail_domain, recipient)
         except BadAddress:
-            return b""
+            return None, b""
         needle = recipient.lower().encode("ascii", "replace")
-        for (raw,) in session.execute(
-            select(table.c.raw)
+        for quoted, raw in session.execute(
+            select(table.c.quoted, table.c.raw)
             .where(table.c.recipient == sender, table.c.game_id == token.game_id, RAW_KEPT)
             .order_by(table.c.created_at.desc(), table.c.id.desc())
             .limit(MAX_GAME_MAILS)
@@ -127,5 +140,5 @@ def answered_raw(svc: Services, mail: IncomingMail, recipient: str) -> bytes:
             raw = bytes(raw)
             head = raw[: raw.find(b"\r\n\r\n")].lower()
             if b"\nreply-to:" in head and needle in head:
-                return raw
-    return b""
+                return quoted, (b"" if quoted is not None else raw)
+    return None, b""

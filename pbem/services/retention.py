@@ -72,15 +72,15 @@ def _oldest_kept(table: Table, age: str, settled: tuple[str, ...]) -> Any:
     )
 
 
-def _forget_statement(table: Table, oldest: Any) -> Any:
-    return update(table).where(table.c.id.in_(oldest.scalar_subquery())).values(raw=b"")
+def _forget_statement(table: Table, oldest: Any, **emptied: Any) -> Any:
+    return update(table).where(table.c.id.in_(oldest.scalar_subquery())).values(raw=b"", **emptied)
 
 
 _OUTBOX = OutboundMessage.__table__
 _INBOX = InboundMessage.__table__
 _OLDEST_OUT = _oldest_kept(_OUTBOX, "created_at", _SETTLED_OUT)
 _OLDEST_IN = _oldest_kept(_INBOX, "received_at", _SETTLED_IN)
-_FORGET_OUT = _forget_statement(_OUTBOX, _OLDEST_OUT)
+_FORGET_OUT = _forget_statement(_OUTBOX, _OLDEST_OUT, quoted=None)  # its lines for quote removal too
 _FORGET_IN = _forget_statement(_INBOX, _OLDEST_IN)
 
 

@@ -19,13 +19,14 @@ from pbem.services.retention import _OLDEST_OUT, Forgotten, forget_old_mail
 from tests.harness.services import make_settings
 
 RAW = b"From: Hearts <hearts@hearts.test>\r\nSubject: your turn\r\n\r\nPlay a card.\r\n"
+QUOTED = "your turn\nplay a card."  # what quote removal needs of it (pbem.mail.quoted)
 
 
 def add_outbound(svc: Services, status: OutboundStatus, age_days: float) -> int:
     created = svc.clock.now() - timedelta(days=age_days)
     with transaction(svc.session_factory) as session:
         row = OutboundMessage(recipient="ana@example.com", kind="your_turn", message_id=f"<o{age_days}@hearts.test>",
-                              raw=RAW, status=status, created_at=created, next_attempt_at=created)
+                              raw=RAW, quoted=QUOTED, status=status, created_at=created, next_attempt_at=created)
         session.add(row)
         session.flush()
         return row.id
@@ -68,6 +69,10 @@ def test_settled_mails_past_the_retention_lose_their_bytes_and_keep_their_rows(s
     assert {i for i, raw in inn.items() if raw == b""} == set(settled_in)
     assert all(inn[i] == RAW for i in kept_in)
     assert len(out) == 4 and len(inn) == 6  # every row stays
+    with svc.session_factory() as session:  # the lines kept for quote removal go with the bytes
+        quoted = dict(session.execute(select(OutboundMessage.id, OutboundMessage.quoted)).all())
+    assert {i for i, kept in quoted.items() if kept is None} == {old_sent, old_failed}
+    assert quoted[old_pending] == QUOTED == quoted[new_sent]
     # Done is done: the next sweep finds nothing.
     assert forget_old_mail(svc, svc.clock.now()) == Forgotten()
 

@@ -385,6 +385,7 @@ def test_export_then_forget_a_player_keeps_the_finished_game_replayable(svc: Ser
         assert session.scalars(select(TableTalk)).all() == []
         to_them = session.scalars(select(OutboundMessage).where(OutboundMessage.player_id == player_id)).all()
         assert to_them and {m.recipient for m in to_them} == {anonymous} and all(m.raw == b"" for m in to_them)
+        assert all(m.quoted is None for m in to_them)  # the lines kept for quote removal go with the bytes
         aborted = [m for m in to_them if m.kind == "game_aborted"]
         assert [(m.status, m.last_error) for m in aborted] == [(OutboundStatus.FAILED, FORGOTTEN_RECIPIENT)]
     # The game replays from its log, and its pages name the seat by the placeholder.

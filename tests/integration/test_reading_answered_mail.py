@@ -9,7 +9,7 @@ from __future__ import annotations
 from email.utils import make_msgid
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from pbem.db.models import OutboundMessage
 from pbem.db.session import transaction
@@ -68,3 +68,31 @@ def test_without_the_mail_answered_the_quote_is_read(svc: Services) -> None:
     deliver(svc, unlabelled_reply(turn, mail.recipient, turn.legal[0]), mail.recipient, turn.reply_to)
     outcome = last_outcome(svc)
     assert outcome["code"] == "TWO_CARDS", outcome
+
+
+def test_a_reply_is_read_against_the_lines_kept_with_the_mail_not_its_bytes(svc: Services) -> None:
+    """The outbox keeps the answered mail's lines (``pbem.mail.quoted``) when it is composed; a reply
+    is read against those, so its reading parses no mail but its own."""
+    mail, turn = first_turn(svc)
+    with transaction(svc.session_factory) as session:
+        quoted = session.scalar(select(OutboundMessage.quoted).where(OutboundMessage.id == mail.id))
+    assert quoted and quoted.split("\n")[0] == turn.subject
+    with transaction(svc.session_factory) as session:  # bytes no reader could take a line from
+        session.execute(update(OutboundMessage).values(raw=b"kept for the operator only"))
+    deliver(svc, unlabelled_reply(turn, mail.recipient, turn.legal[0]), mail.recipient, turn.reply_to)
+    outcome = last_outcome(svc)
+    assert outcome["code"] == "MOVE_APPLIED", outcome
+
+
+@pytest.mark.parametrize("threaded", [True, False], ids=["in-reply-to", "reply-address"])
+def test_a_mail_sent_before_its_lines_were_kept_is_read_from_its_bytes(svc: Services, threaded: bool) -> None:
+    """A mail written before the outbox kept its lines (``quoted`` NULL: a game in progress at the
+    upgrade) still has its quote removed, from its bytes."""
+    mail, turn = first_turn(svc)
+    with transaction(svc.session_factory) as session:
+        session.execute(update(OutboundMessage).values(quoted=None))
+    deliver(svc, unlabelled_reply(turn, mail.recipient, turn.legal[0], threaded=threaded), mail.recipient,
+            turn.reply_to)
+    outcome = last_outcome(svc)
+    assert outcome["code"] == "MOVE_APPLIED", outcome
+    assert outcome["move"]["card"] == turn.legal[0]
