@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -203,10 +204,12 @@ def run(rev: str, repeat: int, args: Sequence[str], echo: Echo = print, keep: bo
     installed = rev_env.install_rev(root, commit, echo, keep=keep)
     dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    echo(f"REV:  {rev_env.describe(root, commit)}; {installed.note}")
-    echo(f"HEAD: the working tree at {rev_env.describe(root, 'HEAD')}"
-         f"{' with uncommitted changes' if dirty else ''}; {sys.executable}")
-    echo(f"each run: pbem bench e2e {' '.join(args)}")
+    echo(f"REV:  {rev_env.describe(root, commit)}")
+    echo(f"      {installed.note}")
+    echo(f"HEAD: this checkout's working tree{' (with uncommitted changes)' if dirty else ''} at "
+         f"{rev_env.describe(root, 'HEAD')}")
+    echo(f"      {sys.executable}")
+    echo(f"each run: pbem bench e2e {shlex.join(args)}")
     sides = {"REV": installed.python, "HEAD": Path(sys.executable)}
     runs: dict[str, list[RunFigures]] = {"REV": [], "HEAD": []}
     failed = 0

@@ -69,8 +69,9 @@ def resolve_commit(root: Path, rev: str) -> str:
 
 
 def describe(root: Path, commit: str) -> str:
-    """``abbreviated hash, date, subject`` of a commit."""
-    return _git(root, "log", "-1", "--format=%h, %cs, %s", commit).strip()
+    """``abbreviated hash, date, subject`` of a commit, cut at 100 characters."""
+    text = _git(root, "log", "-1", "--format=%h, %cs, %s", commit).strip()
+    return text if len(text) <= 100 else text[:99] + "…"
 
 
 def clean_environment() -> dict[str, str]:
