@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pbem.cli.game import require_migrated
+from pbem.cli.migrated import require_migrated
 from pbem.cli.output import as_json, safe
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
