@@ -35,7 +35,8 @@ from pbem.mail.compose import can_address
 from pbem.mail.reading.clean import find_addresses
 
 from .app import Services
-from .deadlines import add_hours, duration_hours, reminder_at, stop_waiting
+from .deadlines import add_hours, reminder_at, stop_waiting
+from .durations import duration_hours
 from .games import settle
 from .gamestore import current_state
 from .mailing import seat_name

@@ -43,6 +43,7 @@ from pbem.mail import context as mc
 from pbem.mail.notation import fold
 
 from .app import Services
+from .durations import duration_hours
 from .gamestore import current_state
 from .mailing import game_context, queue_mail, recipient_for
 from .turns import Turn, deadline_default, default_decision, is_computer
@@ -103,13 +104,6 @@ TIMING_OPTIONS: Mapping[str, str] = {
     **dict.fromkeys(("reminder", "lembrete", "aviso", "memento", "reamintire"), "reminder_hours"),
     **dict.fromkeys(("policy", "absence", "politica", "ausencia", "absenta"), "absence_policy"),
 }
-_HOUR_UNITS = {
-    **dict.fromkeys(("", "h", "hr", "hrs", "hour", "hours", "hora", "horas", "ora", "ore"), 1),
-    **dict.fromkeys(("d", "day", "days", "dia", "dias", "zi", "zile"), 24),
-    **dict.fromkeys(("w", "week", "weeks", "semana", "semanas", "saptamana", "saptamani"), 24 * 7),
-}
-#: Matched on stripped text: one run of spaces only, so no input makes the match backtrack.
-_DURATION = re.compile(r"(\d{1,4})\s*([a-z]*)")
 _SKIP_WORDS = frozenset({"skip", "skipped", "skip them", "no", "off", "not counted", "dont count", "pular",
                          "saltar", "ignorar", "nao", "nao contam", "sem", "fara", "sari", "exclude", "exclus"})
 _COUNT_WORDS = frozenset({"count", "counted", "yes", "on", "contar", "contam", "sim", "da", "numara", "include"})
@@ -127,15 +121,6 @@ def parse_hours(text: str, code: str = "BAD_DEADLINE") -> int:
     if hours is None:
         raise BadTiming(code, str(text))
     return hours
-
-
-def duration_hours(text: str, *, unit_required: bool = False) -> int | None:
-    """``48``, ``48h``, ``2 dias`` -> hours; None when ``text`` is no duration (or has no unit
-    and ``unit_required``)."""
-    m = _DURATION.fullmatch(fold(str(text)).strip())
-    if m is None or m.group(2) not in _HOUR_UNITS or (unit_required and not m.group(2)):
-        return None
-    return int(m.group(1)) * _HOUR_UNITS[m.group(2)]
 
 
 def _parse_weekends(text: str) -> bool:
