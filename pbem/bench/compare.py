@@ -66,7 +66,8 @@ _SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]")
 _IDLE = re.compile(rf"^\s+(?P<mode>\w+)\s+\(.*?\): p50 (?P<p50>{_NUMBER}) ms, p90 (?P<p90>{_NUMBER}) ms, .*"
                    rf"pbem CPU (?P<cpu>{_NUMBER}) ms/move \((?P<kinds>[^:]+): (?P<values>[^)]*)\)\s*$")
 _STEP_HEADER = re.compile(r"^\s+offered/s\s.*\|\s*CPU ms/move:(?P<kinds>.*)$")
-_STEP_ROW = re.compile(rf"^\s+(?P<left>{_NUMBER}(?:\s+{_NUMBER}){{8}})\s+\|\s+(?P<values>{_NUMBER}(?:\s+{_NUMBER})*)\s*$")
+_STEP_ROW = re.compile(rf"^\s+(?P<left>{_NUMBER}(?:\s+{_NUMBER}){{8}})\s+\|"  # the nine figures, then by kind
+                       rf"\s+(?P<values>{_NUMBER}(?:\s+{_NUMBER})*)\s*$")
 _SATURATED = re.compile(rf"^\s+saturated at an offered {_NUMBER}/s: sustained (?P<sustained>{_NUMBER}) moves/s")
 
 
