@@ -103,9 +103,11 @@ def _tune_sqlite(engine: Engine, *, busy_timeout_s: float, begin: str) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        if connection.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+        options = connection.get_execution_options()
+        if options.get("isolation_level") == "AUTOCOMMIT":
             return
-        connection.exec_driver_sql(begin)
+        mode = options.get("sqlite_begin")  # a read-only connection's DEFERRED (``reads``)
+        connection.exec_driver_sql(f"BEGIN {mode}" if mode in SQLITE_BEGIN_MODES else begin)
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
@@ -149,6 +151,22 @@ def single_statement(session_factory: sessionmaker[Session]) -> Iterator[Connect
             yield conn
     else:
         with engine.begin() as conn:
+            yield conn
+
+
+@contextmanager
+def reads(session_factory: sessionmaker[Session]) -> Iterator[Connection]:
+    """A connection for reads that need no common snapshot (each statement may see a later
+    commit than the one before).  On PostgreSQL it is in autocommit: each read is one round trip,
+    with no BEGIN before and no ROLLBACK after.  On SQLite its transaction is ``BEGIN DEFERRED``,
+    so it never queues behind a writer for the write lock that an ordinary transaction's
+    ``BEGIN IMMEDIATE`` takes (WAL: readers see the last commit), and it is rolled back."""
+    engine = engine_of(session_factory)
+    if engine.dialect.name == "postgresql":
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            yield conn
+    else:
+        with engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
             yield conn
 
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 from sqlalchemy import case, select
 
 from pbem.db.models import RAW_KEPT, OutboundMessage
+from pbem.db.session import reads
 from pbem.mail.addresses import BadAddress, parse_reply_address
 from pbem.mail.quoted import read_quoted
 from pbem.mail.reading import commands as cmd
@@ -117,9 +118,9 @@ def answered_mail(svc: Services, mail: IncomingMail, recipient: str) -> tuple[st
     # can name none of them, and no database driver takes it as a parameter.
     wanted = [ref for ref in wanted if ref.isascii()]
     table = _OUTBOX
-    with svc.session_factory() as session:
+    with reads(svc.session_factory) as conn:
         if wanted:
-            rows = {message_id: (quoted, raw) for message_id, quoted, raw in session.execute(
+            rows = {message_id: (quoted, raw) for message_id, quoted, raw in conn.execute(
                 select(table.c.message_id, *_QUOTED_OR_RAW)
                 .where(table.c.recipient == sender, table.c.message_id.in_(wanted), RAW_KEPT)
             )}
@@ -131,7 +132,7 @@ def answered_mail(svc: Services, mail: IncomingMail, recipient: str) -> tuple[st
         except BadAddress:
             return None, b""
         needle = recipient.lower().encode("ascii", "replace")
-        for quoted, raw in session.execute(
+        for quoted, raw in conn.execute(
             select(table.c.quoted, table.c.raw)
             .where(table.c.recipient == sender, table.c.game_id == token.game_id, RAW_KEPT)
             .order_by(table.c.created_at.desc(), table.c.id.desc())
