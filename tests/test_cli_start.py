@@ -72,7 +72,7 @@ def test_a_read_only_command_loads_no_worker_nor_bot(migrated: tuple[Path, dict[
     directory, env = migrated
     done, modules = imported(args, directory, env)
     assert done.returncode == 0, done.stderr
-    assert "pbem.services.app" in modules  # it did read the database through the services
+    assert "pbem.services.database" in modules  # it did read the database through the services
     assert [m for m in modules if _within(m, NOT_FOR_READING)] == []
 
 

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
+from pbem.config import Settings
+
 
 class Clock(Protocol):
     def now(self) -> datetime:
@@ -60,3 +62,10 @@ class OffsetClock:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(str(total.total_seconds()))
         tmp.replace(self.path)
+
+
+def clock_for(settings: Settings) -> Clock:
+    """The clock every process of the server takes its time from (SMTP front, web front, worker,
+    command line): the system clock, or with ``PBEM_CLOCK_OFFSET_FILE`` the offset clock of tests."""
+    offset_file = getattr(settings, "clock_offset_file", None)
+    return OffsetClock(offset_file) if offset_file else SystemClock()

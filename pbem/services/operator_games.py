@@ -19,7 +19,7 @@ from sqlalchemy.orm import selectinload
 from pbem.db.models import Game, GameStatus, Move, Player, Seat
 from pbem.db.session import transaction
 
-from .app import Services
+from .database import Database
 
 __all__ = ["GAME_STATUSES", "GameRow", "list_games"]
 
@@ -58,7 +58,7 @@ def _seat_label(seat: Seat) -> str:
     return f"bot:{seat.bot}" if seat.bot else "(empty)"
 
 
-def list_games(svc: Services, *, statuses: Sequence[str] = (), player: str | None = None,
+def list_games(svc: Database, *, statuses: Sequence[str] = (), player: str | None = None,
                idle: timedelta | None = None, limit: int = 100) -> list[GameRow]:
     """Games in id order, at most ``limit``: with one of ``statuses``, with ``player`` (an address)
     at a seat, with no move for at least ``idle``."""

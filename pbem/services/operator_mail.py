@@ -39,7 +39,7 @@ from pbem.db.models import (
 from pbem.db.session import transaction
 from pbem.mail.reading.message import decode_header_value, read_mail
 
-from .app import Services
+from .database import Database
 
 __all__ = [
     "IN",
@@ -126,7 +126,7 @@ def _rank_of(status: str) -> int:
     return 0 if status in _SET_ASIDE else 1 if status in _UNSETTLED else 2
 
 
-def list_mail(svc: Services, *, directions: Sequence[str] = (IN, OUT), statuses: Sequence[str] = (),
+def list_mail(svc: Database, *, directions: Sequence[str] = (IN, OUT), statuses: Sequence[str] = (),
               address: str | None = None, limit: int = 50) -> list[MailRow]:
     """Received and sent mail, set-aside first, then pending, then settled, newest first within
     each; at most ``limit``. ``statuses`` (any of both kinds': ``failed``, ``pending``, ``done``,
@@ -230,7 +230,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def show_mail(svc: Services, direction: str, mail_id: int) -> MailDetail | None:
+def show_mail(svc: Database, direction: str, mail_id: int) -> MailDetail | None:
     """One mail's record, headers and the start of its text; None when there is no such mail."""
     with transaction(svc.session_factory) as session:
         if direction == IN:
@@ -299,7 +299,7 @@ class Retried:
     retries: int  # the operator's retries of this mail so far, this one included
 
 
-def retry_mail(svc: Services, direction: str, mail_id: int) -> Retried:
+def retry_mail(svc: Database, direction: str, mail_id: int) -> Retried:
     """Give a set-aside mail a fresh bounded set of attempts and record that it did, in one
     transaction; :class:`RetryRefused` when it is not set aside (or no longer has its bytes).
 

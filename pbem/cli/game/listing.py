@@ -10,7 +10,7 @@ from pbem.cli.migrated import require_migrated
 from pbem.cli.output import ago, as_json, table, when
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
-from pbem.services.app import Services
+from pbem.services.database import Database
 from pbem.services.durations import duration_hours
 from pbem.services.operator_games import GAME_STATUSES, list_games
 
@@ -42,7 +42,7 @@ def list_command(settings: Settings, statuses: tuple[str, ...], player: str | No
     their last move."""
     idle_for = _idle(idle)
     require_migrated(settings)
-    with Services.from_settings(settings) as svc:
+    with Database.from_settings(settings) as svc:
         rows = list_games(svc, statuses=statuses, player=player, idle=idle_for, limit=limit)
     if as_json_output:
         click.echo(as_json([r.as_json() for r in rows]))

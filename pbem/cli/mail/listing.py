@@ -11,7 +11,7 @@ from pbem.cli.migrated import require_migrated
 from pbem.cli.output import as_json, safe, table, when
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
-from pbem.services.app import Services
+from pbem.services.database import Database
 from pbem.services.operator_mail import IN, IN_STATUSES, OUT, OUT_STATUSES, BadMailRef, list_mail, parse_ref, show_mail
 
 __all__ = ["list_command", "mail_argument", "show_command"]
@@ -40,7 +40,7 @@ def list_command(settings: Settings, statuses: tuple[str, ...], direction: str |
     """Received (in:N) and sent (out:N) mail: set aside (failed) first, then pending, then the
     rest, newest first."""
     require_migrated(settings)
-    with Services.from_settings(settings) as svc:
+    with Database.from_settings(settings) as svc:
         rows = list_mail(svc, directions=(direction,) if direction else (IN, OUT), statuses=statuses,
                          address=address, limit=limit)
     if as_json_output:
@@ -64,7 +64,7 @@ def show_command(settings: Settings, mail_ref: str, as_json_output: bool) -> Non
     its text (escaped: nothing in it reaches the terminal as a control character)."""
     direction, mail_id = mail_argument(mail_ref)
     require_migrated(settings)
-    with Services.from_settings(settings) as svc:
+    with Database.from_settings(settings) as svc:
         detail = show_mail(svc, direction, mail_id)
     if detail is None:
         raise click.ClickException(f"no mail {direction}:{mail_id}")

@@ -10,7 +10,7 @@ from pbem.cli.mail.listing import mail_argument
 from pbem.cli.migrated import require_migrated
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
-from pbem.services.app import Services
+from pbem.services.database import Database
 from pbem.services.inbound import MAX_ATTEMPTS
 from pbem.services.operator_mail import IN, RetryRefused, retry_mail
 from pbem.services.outbox import DEFAULT_RETRY
@@ -28,7 +28,7 @@ def retry_command(settings: Settings, mail_ref: str) -> None:
     and queue it."""
     direction, mail_id = mail_argument(mail_ref)
     require_migrated(settings)
-    with Services.from_settings(settings) as svc:
+    with Database.from_settings(settings) as svc:
         try:
             retried = retry_mail(svc, direction, mail_id)
         except RetryRefused as refused:
