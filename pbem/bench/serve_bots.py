@@ -27,23 +27,25 @@ import smtplib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from pbem.bench import procstat, serve_timers
 from pbem.bench.e2e import percentile
 from pbem.bench.loadgen import Decision
 from pbem.bench.serve_latency import Options, Served, idle_cpu_rate
 from pbem.bench.tables import LOAD_DOMAIN, player_address
-from pbem.db.models import Game, GameStatus
+from pbem.db.models import Game, GameStatus, Move
 from pbem.devservers import wait_for
 from pbem.engine import Rules
+from pbem.services.continuation import due_continuations
 from pbem.services.games import SeatSpec
 from pbem.services.deadlines import Timing
 from pbem.services.operator import start_new_game
-from workers.queueing import queue_outbound
+from workers.queueing import CONTINUE_GAME, queue_continue, queue_outbound
 
-__all__ = ["BotGame", "run"]
+__all__ = ["Beside", "BotGame", "run", "run_beside"]
 
 Echo = Callable[[str], None]
 
@@ -64,6 +66,7 @@ class BotGame:
     bot_wall: list[float] = field(default_factory=list)
     load: str = ""
     finished: bool = False
+    deferred: int = 0  # replies the front answered with a temporary refusal, sent again
 
 
 def run(options: Options, bots: list[str], echo: Echo = print) -> list[BotGame]:
@@ -84,62 +87,169 @@ def _load() -> str:
 
 
 def _one(options: Options, bot: str, echo: Echo) -> BotGame:
-    rng = random.Random(f"{options.seed}:{bot}")
-    counter = itertools.count()
-    group = f"bots{bot}"  # a load player's group: its address up to the first "-"
-    human = player_address(group, 0)
     game = BotGame(bot=bot)
     with Served(options, echo) as served:
-        with served.celery.connection_for_write() as connection:
-            polling = connection.transport.polling_interval
         echo(f"pbem bench serve --bots {bot}: {options.moves} replies of one person against three `{bot}` "
-             f"bots on `pbem serve` (SQLite, {_broker(served.settings.broker_url)} polled every "
-             f"{polling * 1000:.0f} ms, worker --concurrency={options.concurrency}); load average {_load()}")
+             f"bots on `pbem serve` ({_described(served, options)}); load average {_load()}")
         if options.idle_seconds > 0:
             game.idle_rate = idle_cpu_rate(served, options.idle_seconds)
-        assert served.svc is not None
-        started = start_new_game(served.svc, rules=Rules.make("standard"),
-                                 seats=[SeatSpec(address=human), *(SeatSpec(bot=bot) for _ in range(3))],
-                                 timing=Timing(), seed=f"{options.seed}:{bot}", title=f"Bench bots {bot}",
-                                 first_deck=None)
-        queue_outbound(served.celery, started.mail_ids)
-        bots_file = str(served.timers) + serve_timers.BOTS_SUFFIX
-        skip = _lines(bots_file)  # the bots' passes made while opening were in this process: none here
-        kinds = {"serve": served.pids}
-        before = procstat.sample(kinds)
-        t0 = time.monotonic()
-        with smtplib.SMTP("127.0.0.1", served.smtp_port, timeout=30) as client:
-            decision = _next(served, group, started.game_id)
-            for k in range(options.moves):
-                if decision is None:
-                    game.finished = True
-                    break
-                wait_for(lambda: time.monotonic() - served.players.quiet_since() > 0.3, timeout=60,
-                         interval=0.01, message="the sink to be quiet")
-                raw = decision.reply(decision.choose(rng), f"<bench-bots.{bot}.{next(counter)}.{os.getpid()}"
-                                                           f"@{LOAD_DOMAIN}>")
-                game.passes += decision.decision == "pass"
-                refused = client.sendmail(decision.player, [decision.reply_to], raw)
-                accepted = time.monotonic()
-                if refused:
-                    raise RuntimeError(f"the front refused a reply: {refused}")
-                game.replies += 1
-                decision = _next(served, group, started.game_id)
-                if decision is not None:
-                    game.latencies.append(decision.arrived - accepted)
-        # The last reply's mails: until serve is quiet again (its end of game, or its next your_turn).
-        wait_for(lambda: time.monotonic() - served.players.quiet_since() > 1.0, timeout=120, interval=0.05,
-                 message="the sink to be quiet")
-        game.seconds = time.monotonic() - t0
-        spent = procstat.sample(kinds).minus(before)
-        game.serve_cpu, game.rest_cpu = spent["serve"], spent["rest of the machine"]
-        game.load = _load()
-        for line in _read(bots_file)[skip:]:
-            record = json.loads(line)
-            if record["bot"] == bot:
-                game.bot_cpu.append(record["cpu"])
-                game.bot_wall.append(record["wall"])
+        _play(served, options, game, f"bots{bot}")
     return game
+
+
+def _described(served: Served, options: Options) -> str:
+    with served.celery.connection_for_write() as connection:
+        polling = connection.transport.polling_interval
+    return (f"SQLite, {_broker(served.settings.broker_url)} polled every {polling * 1000:.0f} ms, "
+            f"worker --concurrency={options.concurrency}")
+
+
+def _play(served: Served, options: Options, game: BotGame, group: str) -> None:
+    """Open the person's game against three ``game.bot`` and play ``options.moves`` replies (the
+    person's address is a load player's of ``group``: its address up to the first "-")."""
+    bot = game.bot
+    rng = random.Random(f"{options.seed}:{bot}")
+    counter = itertools.count()
+    human = player_address(group, 0)
+    assert served.svc is not None
+    started = start_new_game(served.svc, rules=Rules.make("standard"),
+                             seats=[SeatSpec(address=human), *(SeatSpec(bot=bot) for _ in range(3))],
+                             timing=Timing(), seed=f"{options.seed}:{bot}", title=f"Bench bots {bot}",
+                             first_deck=None)
+    queue_outbound(served.celery, started.mail_ids)
+    bots_file = str(served.timers) + serve_timers.BOTS_SUFFIX
+    skip = _lines(bots_file)  # the bots' passes made while opening were in this process: none here
+    kinds = {"serve": served.pids}
+    before = procstat.sample(kinds)
+    t0 = time.monotonic()
+    with smtplib.SMTP("127.0.0.1", served.smtp_port, timeout=120) as client:  # the front may wait 30 s on SQLite
+        decision = _next(served, group, started.game_id)
+        for k in range(options.moves):
+            if decision is None:
+                game.finished = True
+                break
+            wait_for(lambda: time.monotonic() - served.players.quiet_since() > 0.3, timeout=60,
+                     interval=0.01, message="the sink to be quiet")
+            raw = decision.reply(decision.choose(rng), f"<bench-bots.{bot}.{next(counter)}.{os.getpid()}"
+                                                       f"@{LOAD_DOMAIN}>")
+            game.passes += decision.decision == "pass"
+            accepted = _send(client, decision, raw, game)
+            game.replies += 1
+            decision = _next(served, group, started.game_id)
+            if decision is not None:
+                game.latencies.append(decision.arrived - accepted)
+    # The last reply's mails: until serve is quiet again (its end of game, or its next your_turn).
+    wait_for(lambda: time.monotonic() - served.players.quiet_since() > 1.0, timeout=120, interval=0.05,
+             message="the sink to be quiet")
+    game.seconds = time.monotonic() - t0
+    spent = procstat.sample(kinds).minus(before)
+    game.serve_cpu, game.rest_cpu = spent["serve"], spent["rest of the machine"]
+    game.load = _load()
+    for line in _read(bots_file)[skip:]:
+        record = json.loads(line)
+        if record["bot"] == bot:
+            game.bot_cpu.append(record["cpu"])
+            game.bot_wall.append(record["wall"])
+
+
+@dataclass
+class Beside:
+    """``pbem bench serve --beside``: the person's game, and what the worker did meanwhile."""
+
+    person: BotGame
+    games: list[int] = field(default_factory=list)  # the games of computers only
+    moves: int = 0  # their moves while the person played
+    finished: int = 0
+    #: The worker's tasks and the transactions that wrote or held SQLite's write lock while the
+    #: person played (``serve_timers``: one dict each).
+    tasks: list[dict] = field(default_factory=list)
+    transactions: list[dict] = field(default_factory=list)
+
+
+def run_beside(options: Options, beside: int, echo: Echo = print, *, bot: str = "heuristic",
+               beside_bot: str = "strong") -> Beside:
+    """One person plays a ``bots: 3 <bot>`` game by mail while ``beside`` games whose four seats are
+    all ``beside_bot`` play on (in ``pbem.continue_game`` steps) on the same ``pbem serve``."""
+    result = Beside(person=BotGame(bot=bot))
+    with Served(options, echo) as served:
+        echo(f"pbem bench serve --beside {beside}: {options.moves} replies of one person against three "
+             f"`{bot}` bots while {beside} games of four `{beside_bot}` play on, on `pbem serve` "
+             f"({_described(served, options)}); load average {_load()}")
+        assert served.svc is not None
+        for k in range(beside):  # each game's first step runs here, as `pbem game new` runs it
+            result.games.append(start_new_game(
+                served.svc, rules=Rules.make("standard"), seats=[SeatSpec(bot=beside_bot)] * 4, timing=Timing(),
+                seed=f"{options.seed}:beside:{k}", title=f"Bench beside {k}", first_deck=None).game_id)
+        queue_continue(served.celery, due_continuations(served.svc, served.svc.clock.now(), older_than=timedelta(0)))
+        moves_before = _moves_of(served, result.games)
+        t0 = time.monotonic()
+        _play(served, options, result.person, "beside")
+        t1 = time.monotonic()
+        result.moves = _moves_of(served, result.games) - moves_before
+        with served.reader() as session:  # type: ignore[misc]
+            result.finished = len(session.scalars(select(Game.id).where(
+                Game.id.in_(result.games), Game.status == GameStatus.FINISHED)).all())
+        result.tasks = [r for r in _records(str(served.timers) + serve_timers.TASKS_SUFFIX)
+                        if r["start"] >= t0 and r["end"] <= t1]
+        result.transactions = [r for r in _records(str(served.timers) + serve_timers.TX_SUFFIX)
+                               if t0 <= r["end"] <= t1]
+    report_beside(result, echo)
+    return result
+
+
+def _moves_of(served: Served, games: list[int]) -> int:
+    assert served.reader is not None
+    with served.reader() as session:
+        return session.scalar(select(func.count()).select_from(Move).where(Move.game_id.in_(games))) or 0
+
+
+def _records(path: str) -> list[dict]:
+    return [json.loads(line) for line in _read(path)]
+
+
+def report_beside(result: Beside, echo: Echo) -> None:
+    g = result.person
+    ms = [v * 1000 for v in g.latencies]
+    if ms:
+        echo(f"  the person's reply to next mail, ms: p50 {percentile(ms, 50):.0f}  p90 {percentile(ms, 90):.0f}  "
+             f"p99 {percentile(ms, 99):.0f}  max {max(ms):.0f}  ({len(ms)} of {g.replies} replies, "
+             f"{g.seconds:.0f} s; {g.deferred} sent again after a temporary refusal)")
+    else:
+        echo("  ! no reply of the person measured")
+    echo("  by task                 tasks  longest, s   write transactions  longest held, s  "
+         "first write to end, s")
+    names = sorted({r["task"] or "-" for r in result.tasks} | {r["task"] or "-" for r in result.transactions})
+    for name in names:
+        runs = [r["end"] - r["start"] for r in result.tasks if (r["task"] or "-") == name]
+        txs = [r for r in result.transactions if (r["task"] or "-") == name]
+        writes = [r["write"] for r in txs if r["write"] is not None]
+        echo(f"  {name if name != '-' else '(no task: front, beat)':<22}{len(runs):6d}  "
+             f"{max(runs, default=0):10.2f}   {len(txs):18d}  {max((r['held'] for r in txs), default=0):15.2f}  "
+             f"{max(writes, default=0):21.2f}")
+    steps = [r for r in result.tasks if r["task"] == CONTINUE_GAME]
+    idle = [r for r in steps if r["moves"] == 0]
+    echo(f"  {CONTINUE_GAME}: {len(steps)} steps, {len(idle)} found nothing to do; the {len(result.games)} games "
+         f"beside played {result.moves} moves ({result.finished} finished); load average after {g.load}")
+    echo("  (reply to next mail: the 250 after DATA to the person's next your_turn at the sink; a write "
+         "transaction: one that wrote or took SQLite's write lock (BEGIN IMMEDIATE), held from that BEGIN "
+         "to its COMMIT or ROLLBACK; tasks and transactions of the worker while the person played)")
+
+
+def _send(client: smtplib.SMTP, decision: Decision, raw: bytes, game: BotGame) -> float:
+    """Send the reply as a mail server does: again after a temporary refusal (4xx: the front could
+    not store it in time), counted; the monotonic time of the 250 that accepted it."""
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            refused = client.sendmail(decision.player, [decision.reply_to], raw)
+        except smtplib.SMTPResponseException as error:
+            if not 400 <= error.smtp_code < 500 or time.monotonic() > deadline:
+                raise
+            game.deferred += 1
+            continue
+        if refused:
+            raise RuntimeError(f"the front refused a reply: {refused}")
+        return time.monotonic()
 
 
 def _lines(path: str) -> int:
@@ -161,7 +271,7 @@ def _next(served: Served, group: str, game_id: int) -> Decision | None:
     def arrived() -> bool:
         if served.players.waiting(group) > 0:
             return True
-        with served.svc.session_factory() as session:  # type: ignore[union-attr]
+        with served.reader() as session:  # type: ignore[misc]
             status = session.scalar(select(Game.status).where(Game.id == game_id))
         return status is not GameStatus.ACTIVE and time.monotonic() - served.players.quiet_since() > 1.0
 

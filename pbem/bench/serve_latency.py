@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.bench import procstat, serve_timers
 from pbem.bench.e2e import percentile
@@ -48,6 +49,7 @@ from pbem.bench.loadgen import Players
 from pbem.bench.tables import LOAD_DOMAIN, create_tables
 from pbem.config import Settings
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage
+from pbem.db.session import engine_of, make_engine, make_session_factory
 from pbem.devservers import free_port, wait_for
 from pbem.devservers.celery_worker import pbem_environment
 from pbem.devservers.lean_sink import LeanSmtpSink
@@ -104,6 +106,7 @@ class Served:
         self.sink = LeanSmtpSink(on_message=self.players.on_message, keep=False)
         self.process: subprocess.Popen[bytes] | None = None
         self.svc: Services | None = None
+        self.reader: sessionmaker[Session] | None = None
         self.timers = self.base / "timers.jsonl"
         self.log_file = self.base / "serve.log"
 
@@ -133,6 +136,8 @@ class Served:
                 start_new_session=True)  # fmt: skip
         wait_for(self._ready, timeout=120, interval=0.1, message="pbem serve and its worker ready")
         self.svc = Services.from_settings(self.settings)
+        # The benchmark's own reads: DEFERRED on SQLite, never queued behind serve's writers.
+        self.reader = make_session_factory(make_engine(self.settings.database_url, sqlite_begin="DEFERRED"))
         self.celery = make_celery(self.settings)
         return self
 
@@ -153,6 +158,8 @@ class Served:
     def stop(self) -> None:
         if self.svc is not None:
             self.svc.close()
+        if self.reader is not None:
+            engine_of(self.reader).dispose()
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
