@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from celery import Task, shared_task
@@ -33,7 +32,7 @@ from pbem.services.outbox import (
 from pbem.services.continuation import Applied, continue_game, due_continuations
 from pbem.services.inbound import apply_inbound, set_aside
 from pbem.services.retention import forget_old_mail
-from pbem.services.tick import tick as run_tick
+from pbem.services.tick import run_tick
 from workers.queueing import (
     CONTINUE_GAME,
     PROCESS_INBOUND,
@@ -79,7 +78,8 @@ def run_move(svc: Any, inbound_id: int, *, queue_retry: Callable[[int, float], N
 def run_step(svc: Any, game_id: int, mark: int | None, *, queue_retry: Callable[[int, float], None],
              queue_continue: Callable[[list[tuple[int, int]]], None]) -> list[int]:
     """What ``pbem.continue_game`` does, without Celery: one step of a game's automatic moves
-    (one transaction), its mails sent as ``run_move`` sends a move's, the next step queued."""
+    (``continuation.continue_game``: claimed for a lease, decided with no lock held, applied in one
+    short transaction), its mails sent as ``run_move`` sends a move's, the next step queued."""
     return _send_applied(svc, continue_game(svc, game_id, mark, send_lease=DEFAULT_RETRY.claimed_lease),
                          queue_retry=queue_retry, queue_continue=queue_continue)
 
@@ -168,7 +168,8 @@ def send_mail(self: Task, outbound_ids: list[int]) -> dict[str, str]:
 @shared_task(bind=True, name=SWEEP, **_DB_RETRY)
 def sweep(self: Task) -> dict[str, int]:
     """Re-queue what was left behind: inbound rows pending for over a minute (their
-    task was lost) and outbox rows due for (re)sending; then empty the bytes of the
+    task was lost), outbox rows due for (re)sending and games whose step was lost (never one
+    that a live step holds: ``continuation.claim_step``); then empty the bytes of the
     settled mails older than the retention (``pbem.services.retention``).  Queued by beat."""
     svc = self.app.services()
     now = svc.clock.now()
@@ -189,13 +190,16 @@ def sweep(self: Task) -> dict[str, int]:
 @shared_task(bind=True, name=TICK, **_DB_RETRY)
 def tick(self: Task) -> dict[str, int]:
     """Time-driven work (README, "Time"): reminders, deadline policies, vacations that end and
-    the daily digests (``pbem.services.tick.tick``, one transaction per game), then ONE
-    ``pbem.send_mail`` for the mails it wrote.  Queued by beat every ``PBEM_TICK_SECONDS``;
+    the daily digests (``pbem.services.tick.run_tick``, one transaction per game), then ONE
+    ``pbem.send_mail`` for the mails it wrote and a ``pbem.continue_game`` for each game it left
+    with automatic moves to play.  Queued by beat every ``PBEM_TICK_SECONDS``;
     running it twice does each step once (the seats record what was done)."""
     svc = self.app.services()
-    outbound_ids = run_tick(svc)
-    # A deadline that gave a seat to a bot may have left a game with automatic moves to play.
-    games = due_continuations(svc, svc.clock.now(), older_than=timedelta(0))
+    ticked = run_tick(svc)
+    # A deadline that gave a seat to a bot may have left a game with automatic moves to play: the
+    # games the tick marked so, and only those (a game marked by its own step has its next one
+    # queued already; one whose step was lost is the sweep's).
+    outbound_ids, games = ticked.mail_ids, ticked.continue_games
     try:
         queue_outbound(self.app, outbound_ids)
         queue_continue(self.app, games)

@@ -88,6 +88,7 @@ from .turns import (
     begin_turn,
     deadline_default,
     default_decision,
+    games_to_continue,
 )
 
 log = logging.getLogger("pbem.worker")
@@ -333,9 +334,11 @@ def plan_vacation(session: Session, player: Player, starts: datetime, until: dat
     session.flush()
 
 
-def begin_due_vacations(svc: Services, now: datetime) -> list[int]:
+def begin_due_vacations(svc: Services, now: datetime, *,
+                        continuing: list[tuple[int, int]] | None = None) -> list[int]:
     """The tick's part: begin every vacation planned ahead whose start has come (each player in its
-    own transaction); the tables are told then."""
+    own transaction); the tables are told then.  The games where a computer now plays and stopped at
+    the bound of a step are added to ``continuing`` (with their marks)."""
     def begin(session: Session, player: Player) -> list[OutboundMessage]:
         absence = open_absence(session, player, now)
         if player.vacation_until is not None or absence is None:
@@ -344,13 +347,14 @@ def begin_due_vacations(svc: Services, now: datetime) -> list[int]:
 
     return _for_each_player(svc, select(Absence.player_id).join(Player, Player.id == Absence.player_id).where(
         Absence.starts_at <= now, Absence.ends_at > now, Player.vacation_until.is_(None))
-        .distinct().order_by(Absence.player_id), begin)
+        .distinct().order_by(Absence.player_id), begin, continuing)
 
 
-def _for_each_player(svc: Services, due: Any,
-                     act: Callable[[Session, Player], list[OutboundMessage]]) -> list[int]:
+def _for_each_player(svc: Services, due: Any, act: Callable[[Session, Player], list[OutboundMessage]],
+                     continuing: list[tuple[int, int]] | None = None) -> list[int]:
     """The tick's vacations: ``act`` on each player that ``due`` selects, locked, in a transaction of
-    its own (a player busy elsewhere is left for the next tick); the ids of the mails written."""
+    its own (a player busy elsewhere is left for the next tick); the ids of the mails written, and
+    the games left to continue added to ``continuing``."""
     with transaction(svc.session_factory) as session:
         player_ids = list(session.scalars(due))
     ids: list[int] = []
@@ -362,9 +366,14 @@ def _for_each_player(svc: Services, due: Any,
                     continue
                 mails = act(session, player)
                 session.flush()
-                ids += [m.id for m in mails]
+                written = [m.id for m in mails]
+                marked = games_to_continue(session)
         except (StaleDataError, OperationalError) as error:
             log.info("tick: vacation of player %s left for the next tick (%s)", player_id, type(error).__name__)
+        else:
+            ids += written
+            if continuing is not None:
+                continuing += marked
     return ids
 
 

@@ -26,7 +26,17 @@ from .deadlines import update_waiting
 from .mailing import bot_name, game_context, queue_mail, recipient_for, seat_name
 from .gamestore import current_state
 from .notify import has_person, notify_turn
-from .turns import STAND_IN_VACATION, Turn, apply_move, begin_turn, end_turn, next_deck, run_automation
+from .turns import (
+    AUTOMATIC_MOVES_PER_STEP,
+    AUTOMATIC_STEP_CPU_SECONDS,
+    STAND_IN_VACATION,
+    Turn,
+    apply_move,
+    begin_turn,
+    end_turn,
+    next_deck,
+    run_automation,
+)
 
 
 @dataclass(frozen=True)
@@ -113,12 +123,13 @@ def start_game(session: Session, svc: Services, game: Game, *, first_deck: Seque
 
 
 def settle(session: Session, svc: Services, turn: Turn,
-           before_news: Callable[[Turn], list[OutboundMessage]] | None = None) -> list[OutboundMessage]:
-    """Let the automation move, save the game and write the mails of the turn. ``before_news``
-    writes mails that must come first but show the table as the automation left it."""
-    autoplay = {s.seat: s.player.effective_prefs().get("autoplay_single", True)
-                for s in turn.seats if s.player is not None}
-    run_automation(session, turn, rng=svc.rng, stand_in_bot=svc.settings.stand_in_bot, autoplay_single=autoplay)
+           before_news: Callable[[Turn], list[OutboundMessage]] | None = None, *,
+           moves: int = AUTOMATIC_MOVES_PER_STEP, cpu_seconds: float = AUTOMATIC_STEP_CPU_SECONDS
+           ) -> list[OutboundMessage]:
+    """Let the automation move (at most a step: ``moves``, ``cpu_seconds``), save the game and write
+    the mails of the turn. ``before_news`` writes mails that must come first but show the table as
+    the automation left it."""
+    automate(session, svc, turn, moves=moves, cpu_seconds=cpu_seconds)
     end_turn(turn)
     update_waiting(turn)  # deadlines of the seats now asked to decide (README, "Time")
     rows = before_news(turn) if before_news is not None else []
@@ -126,6 +137,16 @@ def settle(session: Session, svc: Services, turn: Turn,
     # No flush here: the turn's rows are written with the rest of the transaction, in one
     # statement on PostgreSQL (pbem.db.writes), and a mail's id when it is first read.
     return rows
+
+
+def automate(session: Session, svc: Services, turn: Turn, *, moves: int = AUTOMATIC_MOVES_PER_STEP,
+             cpu_seconds: float = AUTOMATIC_STEP_CPU_SECONDS) -> bool:
+    """The turn's automatic moves (``turns.run_automation``, with each person's choice of having a
+    single legal card played for them); whether they stopped at the bound of a step."""
+    autoplay = {s.seat: s.player.effective_prefs().get("autoplay_single", True)
+                for s in turn.seats if s.player is not None}
+    return run_automation(session, turn, rng=svc.rng, stand_in_bot=svc.settings.stand_in_bot,
+                          autoplay_single=autoplay, moves=moves, cpu_seconds=cpu_seconds)
 
 
 def resign(session: Session, svc: Services, game: Game, seat: Seat, *, inbound_id: int | None = None,

@@ -9,6 +9,7 @@ each game in its own transaction, then the daily digests (:mod:`pbem.services.di
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -24,23 +25,44 @@ from .app import Services
 from .deadlines import MAX_REMINDER_HOURS, SENT_AT_DEADLINE, SENT_BEFORE, due_step, send_reminder
 from .digest import send_due_digests
 from .gamestore import load_game
+from .turns import games_to_continue
 
 log = logging.getLogger("pbem.worker")
 
 
+@dataclass
+class Ticked:
+    """What a tick did: the ids of the (committed) outbox rows it wrote, and the games whose automatic
+    moves it left at the bound of a step, with their marks (to continue: ``pbem.continue_game``)."""
+
+    mail_ids: list[int] = field(default_factory=list)
+    continue_games: list[tuple[int, int]] = field(default_factory=list)
+
+
 def tick(svc: Services) -> list[int]:
     """Everything time-driven that is due now; returns the ids of the (committed) outbox rows."""
+    return run_tick(svc).mail_ids
+
+
+def run_tick(svc: Services) -> Ticked:
+    """Everything time-driven that is due now: :func:`tick`, and the games it marked to continue (a
+    deadline or a vacation that gave a seat to a computer), which no step has been queued for yet."""
     now = svc.clock.now()
-    ids = end_due_vacations(svc, now)
-    ids += begin_due_vacations(svc, now)  # after the ends: one may begin as another ends
+    done = Ticked()
+    done.mail_ids += end_due_vacations(svc, now)
+    # After the ends: one may begin as another ends.
+    done.mail_ids += begin_due_vacations(svc, now, continuing=done.continue_games)
     for game_id in _games_with_deadlines(svc, now):
         try:
             with transaction(svc.session_factory) as session:
-                ids += [m.id for m in _tick_game(session, svc, game_id, now)]
+                done.mail_ids += [m.id for m in _tick_game(session, svc, game_id, now)]
+                marked = games_to_continue(session)
         except (StaleDataError, OperationalError) as error:  # a move came in meanwhile: next tick
             log.info("tick: game %s left for the next tick (%s)", game_id, type(error).__name__)
-    ids += _digests(svc, now)
-    return ids
+        else:
+            done.continue_games += marked
+    done.mail_ids += _digests(svc, now)
+    return done
 
 
 def _games_with_deadlines(svc: Services, now: datetime) -> list[int]:

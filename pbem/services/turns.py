@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -65,6 +66,11 @@ AUTOMATIC_MOVES_PER_STEP = 64
 #: Where a step ends changes no move (each bot's seed comes from the move's number), only how
 #: the moves are batched into mails.
 AUTOMATIC_STEP_CPU_SECONDS = 10.0
+#: The CPU bound of a step of ``pbem.services.continuation`` (a game already past one step: most
+#: often one of computers only, whose steps nobody's mail waits for): short, so that a worker's
+#: pool process is soon free again for the mail of a person (one `strong` decision is 0.4 s of CPU
+#: on average, README "Benchmarks"; a step still makes at least one move).
+CONTINUE_STEP_CPU_SECONDS = 0.25
 #: ``session.info`` key: the games whose turn stopped at that bound in this transaction (id -> mark).
 _CONTINUE = "pbem.continue_games"
 
@@ -77,6 +83,19 @@ class HandKitty:
     taker: int | None
     trick: int | None
     discarded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An automatic move chosen for the position ``state`` by ``by`` (the computer player's name, or
+    ``deal`` / ``mix`` for a shuffle).  The same chooser in the same position at the same sequence
+    number chooses the same move (a bot's seed is the game's and the move's number, the hand's
+    tricks are the log's before it), so a choice made ahead stands for choosing again; a shuffle
+    of a game without a seed is as random drawn ahead as drawn now."""
+
+    state: GameState
+    by: str
+    move: EngineMove
 
 
 @dataclass
@@ -116,6 +135,18 @@ class Turn:
     #: dealer_calls_pass: the game's first deck when given (tests, ``pbem game new``), dealt once the
     #: first dealer has called in this turn (RULES.md §6.3: the call comes before the deal).
     first_deck: tuple[str, ...] | None = None
+    #: The sequence number of the turn's first move (the game's ``next_seq`` when it began).
+    first_seq: int = 0
+    #: The current hand's cards played before this turn, from the move log as (seat, card), read
+    #: once a turn when a computer first decides (None: not read yet; :func:`turn_tricks`) ...
+    logged_plays: list[tuple[int, str]] | None = None
+    #: ... and those played in this turn since its last deal.
+    plays: list[tuple[int, str]] = field(default_factory=list)
+    #: The choices of this turn's automatic moves (a computer's decision, a shuffled deck), by the
+    #: sequence number of the move: recorded as they are made, and taken instead of choosing again
+    #: when they were made ahead for the same position (:func:`chosen`; ``pbem.services.continuation``
+    #: decides a step's moves before it takes the game's lock).
+    choices: dict[int, Choice] = field(default_factory=dict)
 
     def seat_row(self, seat: int) -> Seat:
         return self.seats[seat]
@@ -124,7 +155,7 @@ class Turn:
 def begin_turn(game: Game, seats: list[Seat], state: GameState, now: datetime,
                inbound_id: int | None = None) -> Turn:
     return Turn(game=game, seats=sorted(seats, key=lambda s: s.seat), before=state, state=state, now=now,
-                inbound_id=inbound_id)
+                inbound_id=inbound_id, first_seq=game.next_seq)
 
 
 def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
@@ -144,6 +175,9 @@ def apply_move(session: Session, turn: Turn, move: EngineMove) -> None:
         turn.seat_row(seat).decisions += 1
     if isinstance(move, Deal):
         turn.dealt = True
+        turn.plays = []
+    elif isinstance(move, PlayCard):
+        turn.plays.append((move.seat, str(move.card)))
 
 
 #: ``seat.stand_in`` reasons for which a bot decides for a player who may take the seat back
@@ -176,17 +210,45 @@ def next_mix(game: Game, state: GameState, rng: random.Random) -> tuple[str, ...
 
 def hand_tricks(session: Session, game: Game, state: GameState) -> list[tuple[int, tuple[int, ...]]]:
     """The finished tricks of the current hand, from the move log: (leader, card indices)."""
-    # The turn's own moves are in the log before these queries (pbem.db.writes writes buffered
-    # rows before every ORM statement); the changed seats and game need not be flushed first.
+    return split_tricks(_logged_plays(session, game.id, None), state)
+
+
+def turn_tricks(session: Session, turn: Turn) -> list[tuple[int, tuple[int, ...]]]:
+    """:func:`hand_tricks` for a turn's automation: the log's plays of the hand read once a turn, then
+    the turn's own.  Read before the turn's own moves are applied (:func:`read_logged_plays`), they
+    need no write: the automation can run in a transaction that only reads."""
+    if turn.dealt:
+        return split_tricks(turn.plays, turn.state)
+    return split_tricks(read_logged_plays(session, turn) + turn.plays, turn.state)
+
+
+def read_logged_plays(session: Session, turn: Turn) -> list[tuple[int, str]]:
+    """The current hand's cards played before the turn (once a turn; kept in the turn)."""
+    if turn.logged_plays is None:
+        turn.logged_plays = _logged_plays(session, turn.game.id, turn.first_seq)
+    return turn.logged_plays
+
+
+def _logged_plays(session: Session, game_id: int, before: int | None) -> list[tuple[int, str]]:
+    """The cards played since the last deal in the game's log (before the move ``before``): (seat, card)."""
+    # Moves buffered in this transaction are in the log before these queries (pbem.db.writes writes
+    # them before every ORM statement); the changed seats and game need not be flushed first.
+    older = (Move.seq < before,) if before is not None else ()
     with session.no_autoflush:
-        last_deal = session.scalar(select(func.max(Move.seq)).where(Move.game_id == game.id, Move.kind == "deal"))
+        last_deal = session.scalar(select(func.max(Move.seq))
+                                   .where(Move.game_id == game_id, Move.kind == "deal", *older))
         plays = session.execute(
             select(Move.seat, Move.payload)
-            .where(Move.game_id == game.id, Move.kind == "play", Move.seq > (last_deal or 0))
+            .where(Move.game_id == game_id, Move.kind == "play", Move.seq > (last_deal or 0), *older)
             .order_by(Move.seq)
         ).all()
+    return [(seat, payload["card"]) for seat, payload in plays]
+
+
+def split_tricks(plays: list[tuple[int, str]], state: GameState) -> list[tuple[int, tuple[int, ...]]]:
+    """The finished tricks of the hand of ``state`` from its plays in order: (leader, card indices)."""
     n = state.players
-    cards = [CARD_INDEX[p["card"]] for _, p in plays]
+    cards = [CARD_INDEX[card] for _, card in plays]
     tricks = []
     k = 0
     for _ in range(state.tricks_played):
@@ -210,10 +272,25 @@ def _bot_move(session: Session, turn: Turn, seat: int, stand_in_bot: str) -> Eng
     for), seeded by the game and the move's number, with the hand's tricks from the move log: the
     seat's own bot, or for a person's seat ``stand_in_bot`` (``PBEM_STAND_IN_BOT``)."""
     game = turn.game
-    row = turn.seat_row(seat)
-    bot = get_bot(row.bot or stand_in_bot, seed=f"{game.seed or game.id}:{game.next_seq}")
-    state = turn.state
-    return decide(bot, state, seat, hand_tricks(session, game, state))
+    name = turn.seat_row(seat).bot or stand_in_bot
+
+    def decided() -> EngineMove:
+        bot = get_bot(name, seed=f"{game.seed or game.id}:{game.next_seq}")
+        return decide(bot, turn.state, seat, turn_tricks(session, turn))
+
+    return chosen(turn, name, decided)
+
+
+def chosen(turn: Turn, by: str, choose: Callable[[], EngineMove]) -> EngineMove:
+    """The move ``by`` chooses now: the one it chose ahead in this very position (``turn.choices``),
+    else ``choose()``; recorded either way."""
+    seq = turn.game.next_seq
+    ahead = turn.choices.get(seq)
+    if ahead is not None and ahead.by == by and ahead.state == turn.state:
+        return ahead.move
+    move = choose()
+    turn.choices[seq] = Choice(turn.state, by, move)
+    return move
 
 
 def deadline_default(state: GameState, seat: int) -> EngineMove | None:
@@ -272,54 +349,57 @@ def card_ahead(session: Session, turn: Turn, seat: int, stand_in_bot: str) -> st
 
 
 def run_automation(session: Session, turn: Turn, *, rng: random.Random, stand_in_bot: str,
-                   autoplay_single: dict[int, bool]) -> None:
-    """Apply every move that needs nobody's decision, until a person must decide or the game ends.
+                   autoplay_single: dict[int, bool], moves: int = AUTOMATIC_MOVES_PER_STEP,
+                   cpu_seconds: float = AUTOMATIC_STEP_CPU_SECONDS) -> bool:
+    """Apply every move that needs nobody's decision, until a person must decide or the game ends;
+    whether it stopped at the bound of a step with more to play.
 
     ``autoplay_single[seat]`` says whether that seat's player wants a single legal card played
-    for them.  After ``AUTOMATIC_MOVES_PER_STEP`` moves, or ``AUTOMATIC_STEP_CPU_SECONDS``, the turn
-    stops with more to play: the game is marked to be continued (``game.continue_at``;
-    :func:`games_to_continue`).
+    for them.  After ``moves`` moves (``AUTOMATIC_MOVES_PER_STEP``), or the move that passes
+    ``cpu_seconds`` of CPU (``AUTOMATIC_STEP_CPU_SECONDS``), the turn stops with more to play: the
+    game is marked to be continued (``game.continue_at``; :func:`games_to_continue`).
     """
     game = turn.game
     if game.continue_at is not None:
         game.continue_at = None
-    cpu_budget_end = time.thread_time() + AUTOMATIC_STEP_CPU_SECONDS
-    for _ in range(AUTOMATIC_MOVES_PER_STEP):
+    cpu_budget_end = time.thread_time() + cpu_seconds
+    for _ in range(moves):
         if time.thread_time() > cpu_budget_end:
             break
         state = turn.state
         phase = state.phase
         if phase == OVER:
-            return
+            return False
         if phase == DEAL:
             deck, turn.first_deck = turn.first_deck, None
-            apply_move(session, turn, Deal(deck if deck is not None else next_deck(turn.game, state, rng)))
+            apply_move(session, turn, Deal(deck) if deck is not None else chosen(
+                turn, "deal", lambda: Deal(next_deck(game, state, rng))))
             continue
         if phase == MIX:  # a mix hand's passed cards shuffled and dealt back (RULES.md §6.3)
-            apply_move(session, turn, MixCards(next_mix(turn.game, state, rng)))
+            apply_move(session, turn, chosen(turn, "mix", lambda: MixCards(next_mix(game, state, rng))))
             continue
         if phase == CALL:  # dealer_calls_pass: the coming hand's dealer calls (RULES.md §6.3)
             dealer = state.next_dealer
             if not is_computer(turn.seat_row(dealer)):
-                return
+                return False
             apply_move(session, turn, _bot_move(session, turn, dealer, stand_in_bot))
             continue
         if phase == PASS:
             bots = [s for s in state.seats_to_pass() if is_computer(turn.seat_row(s))]
             if not bots:
-                return
+                return False
             apply_move(session, turn, _bot_move(session, turn, bots[0], stand_in_bot))
             continue
         if phase == CHARGE:  # Turbo: every seat holding a chargeable card charges (RULES.md §6.4)
             bots = [s for s in state.seats_to_charge() if is_computer(turn.seat_row(s))]
             if not bots:
-                return
+                return False
             apply_move(session, turn, _bot_move(session, turn, bots[0], stand_in_bot))
             continue
         if phase == MOON:
             shooter = state.shooter[0]
             if not is_computer(turn.seat_row(shooter)):
-                return
+                return False
             apply_move(session, turn, _bot_move(session, turn, shooter, stand_in_bot))
             continue
         if phase == DISCARD:  # kitty_exchange: the kitty's taker discards (RULES.md §6.2)
@@ -328,7 +408,7 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, stand_in
             # The autopilot plays the rest of the hand for its player, the discard included (their
             # next mail shows what was discarded: the kitty line).
             if not is_computer(row) and not autopilot_on(row, state):
-                return
+                return False
             apply_move(session, turn, _bot_move(session, turn, taker, stand_in_bot))
             continue
         # PLAY
@@ -352,12 +432,14 @@ def run_automation(session: Session, turn: Turn, *, rng: random.Random, stand_in
             continue
         card = state.only_legal_card() if autoplay_single.get(seat, True) else None
         if card is None:
-            return
+            return False
         apply_move(session, turn, PlayCard(seat, card))
         turn.autoplayed.setdefault(seat, []).append((state.hand_no, card))
-    if turn.state.phase != OVER:
-        game.continue_at = turn.now
-        session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(game)
+    if turn.state.phase == OVER:
+        return False
+    game.continue_at = turn.now
+    session.info.setdefault(_CONTINUE, {})[game.id] = continue_mark(game)
+    return True
 
 
 def continue_mark(game: Game) -> int:
