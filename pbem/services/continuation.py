@@ -13,7 +13,7 @@ again for a person's mail), in three parts:
    duplicate task starts a second step while this one runs; a game whose worker died is found
    by the sweep once the lease has run out;
 2. **decide** (:func:`decide_step`): the step's automatic moves are chosen from the committed game
-   in a transaction that only reads (on SQLite it takes no write lock), the bots' searches
+   on a connection that only reads (on SQLite it takes no write lock), the bots' searches
    included, and kept as ``turns.Choice``s;
 3. **apply**: in a short transaction under the game's lock, exactly as the end of any other turn
    (the automation moves, the mails are written), each automatic move taking the choice made
@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbem.db.models import Game, GameStatus
-from pbem.db.session import single_statement, transaction
+from pbem.db.session import reads, single_statement, transaction
 from pbem.db.writes import write_all
 
 from .app import Services
@@ -144,10 +144,12 @@ def claim_step(svc: Services, game_id: int, mark: int | None, now: datetime) -> 
 
 
 def decide_step(svc: Services, game_id: int, mark: int | None = None) -> Decided | None:
-    """The automatic moves of the game's next step, decided from the committed game in a transaction
-    that only reads and is rolled back (``Services.read_session_factory``: on SQLite no write lock is
-    taken while the bots think); None when there is no step to decide."""
-    with svc.read_session_factory() as session:
+    """The automatic moves of the game's next step, decided from the committed game on a connection
+    that only reads (``pbem.db.session.reads``: on SQLite no write lock is taken while the bots think;
+    on PostgreSQL no transaction is held open), and nothing written; None when there is no step to
+    decide.  The reads need no common snapshot: the hand's plays are read up to the game's next move
+    as first read, and the log below it never changes."""
+    with reads(svc.session_factory) as conn, svc.session_factory(bind=conn) as session:
         try:
             game = load_game(session, game_id, lock=False)
         except GameNotFound:

@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import event, func, select
 
 from pbem.db.models import Game, Move
-from pbem.db.session import engine_of, transaction
+from pbem.db.session import transaction
 from pbem.services import turns
 from pbem.services.app import Services
 from pbem.services.continuation import (
@@ -153,14 +153,11 @@ def test_a_step_decides_without_writing_and_applies_each_decision_without_decidi
         if statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
             writes.append(statement)
 
-    engines = {svc.engine, engine_of(svc.read_session_factory)}
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", count)
+    event.listen(svc.engine, "before_cursor_execute", count)
     try:
         decided = decide_step(svc, game_id, mark)
     finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", count)
+        event.remove(svc.engine, "before_cursor_execute", count)
     assert writes == []
     assert decided is not None and decided.seq == mark and decided.moves > 0 and decided.choices
     assert moves_of(svc, game_id) == mark - 1  # nothing applied yet
