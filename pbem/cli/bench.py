@@ -22,6 +22,7 @@ from pbem.bench.fuzz import main_report as run_fuzz
 from pbem.bench.playout_speed import run as run_playout_speed
 from pbem.bench.retention import run as run_retention
 from pbem.bench.serve_bots import run as run_serve_bots
+from pbem.bench.serve_bots import run_beside as run_serve_beside
 from pbem.bench.serve_latency import Options as ServeOptions
 from pbem.bench.serve_latency import run as run_serve_latency
 from pbem.bench.variants import CONFIGURATIONS as VARIANT_CONFIGURATIONS
@@ -170,7 +171,7 @@ def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...]
 
 
 @bench.command("serve")
-@click.option("--moves", default=30, show_default=True, help="moves played one at a time")
+@click.option("--moves", type=int, default=None, help="moves played one at a time  [default: 30; 56 with --beside]")
 @click.option("--notify", type=click.Choice(["default", "every_card"]), default="default", show_default=True,
               help="the players' notifications (every_card: 4 mails a move)")
 @click.option("--concurrency", default=2, show_default=True, help="pbem serve --concurrency")
@@ -179,13 +180,22 @@ def variants(games: int, bots_text: str | None, seed: str, only: tuple[str, ...]
 @click.option("--bots", "bots_text", default=None, metavar="A,B",
               help="instead: for each bot, a game of one person against three of it (`bots: 3 strong`), "
               "--moves replies by mail")
+@click.option("--beside", default=0, show_default=True, metavar="N",
+              help="instead: a person's `bots: 3 heuristic` game by mail while N games of four `strong` play on")
 @click.option("--seed", default="serve", show_default=True, help="the games' seed (their deals, the replies)")
-def serve(moves: int, notify: str, concurrency: int, idle_seconds: float, keep_dir: bool,
-          bots_text: str | None, seed: str) -> None:
+def serve(moves: int | None, notify: str, concurrency: int, idle_seconds: float, keep_dir: bool,
+          bots_text: str | None, beside: int, seed: str) -> None:
     """The latency of a move by mail on an idle `pbem serve` (SQLite, embedded broker): p50 and p99
     from the SMTP 250 to the last mail at the relay, broken down into pickup, processing, rendering
     and sending. With --bots strong,heuristic: a person against three bots, each reply to the
-    person's next mail (p50, p90, max) and serve's CPU per reply, the bots' decisions among it."""
+    person's next mail (p50, p90, max) and serve's CPU per reply, the bots' decisions among it.
+    With --beside 3: the person's reply to next mail (p50, p90, p99, max) while three games of
+    computers play on, the longest task and write transaction by task, the steps that found nothing."""
+    if beside:
+        run_serve_beside(ServeOptions(moves=moves or 56, concurrency=concurrency, idle_seconds=0,
+                                      keep_dir=keep_dir, seed=seed), beside=beside, echo=click.echo)
+        return
+    moves = moves or 30
     if bots_text:
         run_serve_bots(ServeOptions(moves=moves, concurrency=concurrency, idle_seconds=idle_seconds,
                                     keep_dir=keep_dir, seed=seed),
