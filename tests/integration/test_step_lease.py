@@ -64,6 +64,13 @@ class HeldStep:
 
         monkeypatch.setattr(turns, "decide", held)
 
+    def hold(self, call: Callable[[], Applied]) -> InThread:
+        """``call`` (a step) run in a thread of its own, once it is held at its first decision."""
+        self.armed = True
+        step = InThread(call)
+        assert self.entered.wait(HOLD_LIMIT_S), "the step never reached its bots' decisions"
+        return step
+
 
 class InThread:
     """``call()`` run in a thread of its own; ``result()`` joins it and returns or raises."""
@@ -113,9 +120,7 @@ def test_while_a_step_is_held_open_the_sweep_queues_no_second_step(services: Ser
     svc = services()
     game_id, mark = marked_game(svc)
     before = moves_of(svc, game_id)
-    held.armed = True
-    step = InThread(lambda: continue_game(svc, game_id, mark))
-    assert held.entered.wait(HOLD_LIMIT_S), "the step never reached its bots' decisions"
+    step = held.hold(lambda: continue_game(svc, game_id, mark))
     # Long after the game was marked, and after any step without a lease would have been stale:
     svc.clock.advance(seconds=(CONTINUE_STALE_AFTER * 3).total_seconds())
     assert due_continuations(svc, svc.clock.now()) == []  # the sweep's query: nothing to queue
@@ -180,9 +185,7 @@ def test_a_step_whose_game_moved_on_while_it_decided_decides_again(services: Ser
     svc = services()
     game_id, _mark = marked_game(svc)
     before = moves_of(svc, game_id)
-    held.armed = True
-    step = InThread(lambda: continue_game(svc, game_id))  # a step queued without a mark
-    assert held.entered.wait(HOLD_LIMIT_S), "the step never reached its bots' decisions"
+    step = held.hold(lambda: continue_game(svc, game_id))  # a step queued without a mark
     with transaction(svc.session_factory) as session:  # meanwhile the game moves on (as a tick would)
         game = load_game(session, game_id)
         turn = begin_turn(game, list(game.seats), current_state(game), svc.clock.now())
@@ -203,9 +206,7 @@ def test_the_sweep_of_a_worker_queues_no_second_step_beside_a_held_one(make_env,
     env = make_env(smtp_sink.port)
     game_id, mark = marked_game(env.svc)
     env.add_outbound("step-lease@example.org")  # due now: the sweep has something to say it ran
-    held.armed = True
-    step = InThread(lambda: continue_game(env.svc, game_id, mark))
-    assert held.entered.wait(HOLD_LIMIT_S), "the step never reached its bots' decisions"
+    step = held.hold(lambda: continue_game(env.svc, game_id, mark))
     env.clock.advance(seconds=(CONTINUE_STALE_AFTER * 3).total_seconds())  # the worker's clock too
     with CeleryWorker(env.vars) as worker:
         env.celery.send_task(SWEEP)
