@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
-from pbem.db.session import KeptConnections, engine_of, make_engine, make_session_factory
+from pbem.db.session import KeptConnections, make_engine, make_session_factory
 from pbem.mail.compose import MailComposer
 from pbem.mail.relay import Relay, keep_open, make_relay
 from pbem.mail.render import MailRenderer
@@ -52,16 +52,6 @@ class Services:
                    clock=clock if clock is not None else clock_for(settings), renderer=renderer)
 
     @cached_property
-    def read_session_factory(self) -> sessionmaker[Session]:
-        """Sessions for work that only reads while others write: on SQLite (a file) their own engine,
-        whose transactions begin DEFERRED, so that they take no write lock and never queue behind
-        one (WAL gives them a consistent snapshot); elsewhere ``session_factory``."""
-        url = self.engine.url
-        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-            return self.session_factory
-        return make_session_factory(make_engine(url, sqlite_begin="DEFERRED"))
-
-    @cached_property
     def composer(self) -> MailComposer:
         return MailComposer(templates_dir(), domain=self.settings.mail_domain, clock=self.clock.now,
                             default_language=self.settings.default_language, renderer=self.renderer)
@@ -74,9 +64,12 @@ class Services:
 
     @cached_property
     def sent_records(self) -> KeptConnections:
-        """Where the outbox records mails as sent (``pbem.services.outbox``): a connection per thread,
-        committing asynchronously on PostgreSQL (a record lost in a crash of the server only means
-        the mail goes again after its lease, as when a sender dies before recording it)."""
+        """Where records are written whose loss in a crash of the database server is harmless: a
+        connection per thread, committing asynchronously on PostgreSQL. The outbox records mails as
+        sent there (``pbem.services.outbox``: a record lost only means the mail goes again after its
+        lease, as when a sender dies before recording it), and the worker counts a received mail's
+        attempts (``pbem.services.inbound.begin_attempt``: a count lost only gives the mail one
+        more attempt; a worker killed while processing loses none, since the commit is done)."""
         return KeptConnections(self.session_factory, synchronous_commit=False)
 
     def close(self) -> None:
@@ -87,9 +80,6 @@ class Services:
         close_relay = getattr(relay, "close", None)
         if close_relay is not None:
             close_relay()
-        reader = self.__dict__.get("read_session_factory")
-        if reader is not None and reader is not self.session_factory:
-            engine_of(reader).dispose()
         self.engine.dispose()
 
     def __enter__(self) -> Services:
