@@ -36,6 +36,7 @@ import atexit
 import logging
 import os
 import re
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -105,7 +106,7 @@ def enable(directory: Path) -> None:
             values.ValueClass = values.get_value_class()
         if _instruments is None:
             _instruments = _Instruments()
-            atexit.register(process_ended)
+            atexit.register(_process_exiting)
 
 
 def enabled() -> bool:
@@ -126,6 +127,17 @@ def process_ended(pid: int | None = None) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(os.getpid() if pid is None else pid, os.environ[MULTIPROC_ENV])
+
+
+def _process_exiting() -> None:
+    """``process_ended`` at this process's exit, SIGTERM and SIGINT ignored from now on: a process
+    that gets its stop signal twice (systemd signals every process of a service, and ``pbem serve``
+    sends one more to its worker and beat) would otherwise have the second one's ``SystemExit``
+    raised inside this cleanup, leaving its files.  The process is exiting already."""
+    if threading.current_thread() is threading.main_thread():  # atexit runs there, as a rule
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+    process_ended()
 
 
 def count_move(kind: str, n: int = 1) -> None:

@@ -1,18 +1,16 @@
 """``pbem serve``: the whole server in one command, on SQLite, with no outside service.
 
-One process group:
-
 - this process: checks that its ports are free, migrates the database (``pbem db upgrade``),
   then runs the SMTP front (aiosmtpd, its own thread) and the web front (``pbem.web.create_app``
   under waitress, a production-grade pure-Python WSGI server, in a thread);
-- two children: a REAL Celery worker (``celery worker``, never eager execution) and Celery beat
-  (``celery beat``), which queues the periodic sweep and tick.
+- its Celery processes (``workers.supervisor``): ``--concurrency`` REAL Celery workers of the solo
+  pool, one process each (never eager execution; why not one prefork worker: see there), and Celery
+  beat, which queues the periodic sweep and tick; each leads a process group of its own, and one
+  that dies is started again.
 
-Beat runs as its own process, not embedded in the worker (``worker --beat``): the embedded beat
-is a child of the worker that the worker's main process waits for at exit, so a beat slow to
-stop held the whole worker after "beat: Shutting down", and past serve's deadline nothing killed
-beat's process.  Here serve signals each child itself, waits for both together and kills what
-is left of either.
+Beat runs as its own process, not embedded in a worker (``worker --beat``): the embedded beat is a
+child of the worker that the worker's main process waits for at exit, so a beat slow to stop held
+the whole worker after "beat: Shutting down".
 
 Before anything else serve binds each of its listening addresses once: a second ``pbem serve``
 on the same ports stops there, naming the variable to set (``PortInUse``), before it migrates or
@@ -21,19 +19,20 @@ starts a worker and beat on a live database.
 The broker is whatever ``PBEM_BROKER_URL`` says; by default the embedded one,
 kombu's SQLAlchemy transport on ``<data dir>/broker.db`` (a SQLite file of its
 own, so queue polling never competes with game transactions for the game
-database's write lock; polled every 100 ms, ``workers.embedded_broker``).  Outgoing mail goes
-to the relay, or with none configured to the dev mailbox (``<data dir>/devmail/``, shown at
-``/dev/mail``).
+database's write lock; polled every 100 ms, a message deleted once delivered:
+``workers.embedded_broker``, whose ``forget_delivered`` serve runs first on the file).  Outgoing
+mail goes to the relay, or with none configured to the dev mailbox (``<data dir>/devmail/``, shown
+at ``/dev/mail``).
 
-Ctrl-C or SIGTERM stops everything within ``STOP_TIMEOUT_S`` (15 s): the fronts close, the
-worker and beat get SIGTERM (the worker's warm shutdown: running tasks finish), and whatever of
-them has not exited by its deadline is killed with its child processes (beat after 5 s: it holds
-no work; a task cut short is run again: every task is idempotent, and the sweep re-queues its
-mail).  A worker about to be killed first logs where its threads were (Celery's SIGUSR1).  If a child dies on its
-own, serve stops too (exit status 1) rather than keep accepting mail nobody processes.
+Ctrl-C or SIGTERM, to serve's process or to its group, stops everything within ``STOP_TIMEOUT_S``
+(15 s): serve sends SIGTERM to each Celery process (a worker finishes its running task), closes the
+fronts, and kills whatever of a process group has not exited by its deadline (``workers.supervisor``;
+a task cut short is run again: every task is idempotent, and the sweep re-queues its mail).  If a
+Celery process keeps dying (``RESTART_LIMIT`` times in ``RESTART_WINDOW_S``), serve stops too (exit
+status 1) rather than keep accepting mail nobody processes.
 
-Run as root (a container's default), the worker would print Celery's "running the worker with
-superuser privileges" SecurityWarning at every start: serve's worker is a development server's,
+Run as root (a container's default), the workers would print Celery's "running the worker with
+superuser privileges" SecurityWarning at every start: serve's workers are a development server's,
 accepting only JSON (Celery refuses pickle as root anyway), so ``worker_argv(quiet_root=True)``
 filters that one warning; production runs workers as an unprivileged user (the Dockerfile's
 ``pbem``), where it never appears.
@@ -45,13 +44,9 @@ import logging
 import os
 import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -63,46 +58,19 @@ from pbem.services.clock import Clock
 from pbem.smtp.server import SmtpFront
 from pbem.web import create_app
 from workers.app import embedded_broker_file, make_celery
+from workers.embedded_broker import forget_delivered
 from workers.queueing import InboundQueue
+from workers.supervisor import ROOT_WARNING, STOP_TIMEOUT_S, CeleryProcesses
 
-__all__ = ["STOP_TIMEOUT_S", "PortInUse", "beat_argv", "check_ports", "serve", "worker_argv"]
+__all__ = ["ROOT_WARNING", "STOP_TIMEOUT_S", "PortInUse", "check_ports", "serve"]
 
 log = logging.getLogger("pbem.serve")
 
-#: Seconds from the stop signal until the worker is killed if it is still running (beat: sooner).
-STOP_TIMEOUT_S = 15.0
-BEAT_STOP_TIMEOUT_S = 5.0
-#: Seconds a worker about to be killed gets to log its threads' stacks (SIGUSR1) first.
-STACKS_WAIT_S = 1.0
 WEB_THREADS = 4
-#: The start of Celery's warning for a worker run as root (``celery.platforms.ROOT_DISCOURAGED``).
-ROOT_WARNING = "You're running the worker with superuser privileges"
 
 
 class PortInUse(RuntimeError):
     """A listening address of ``pbem serve`` is taken; the message names its variable."""
-
-
-def worker_argv(*, concurrency: int, beat: bool = False, quiet_root: bool = False,
-                extra: list[str] | None = None) -> list[str]:
-    """The command line of a Celery worker running pbem's app from the environment.
-
-    ``quiet_root``: without Celery's SecurityWarning for a worker run as root (see above)."""
-    warnings = ["-W", f"ignore:{ROOT_WARNING}:UserWarning"] if quiet_root else []
-    return [
-        sys.executable, *warnings, "-m", "celery", "-A", "workers.worker", "worker",
-        f"--concurrency={concurrency}", "--loglevel=INFO",
-        # No remote-control chatter between workers: a single worker here, and the
-        # embedded broker has no fanout for it anyway.
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
-        *(["--beat"] if beat else []),
-        *(extra or []),
-    ]  # fmt: skip
-
-
-def beat_argv() -> list[str]:
-    """The command line of Celery beat for pbem's app (its schedule file in the data dir)."""
-    return [sys.executable, "-m", "celery", "-A", "workers.worker", "beat", "--loglevel=INFO"]
 
 
 def check_ports(settings: Settings) -> None:
@@ -162,20 +130,22 @@ def serve(
     concurrency: int = 2,
     echo: Callable[[str], None] = print,
 ) -> int:
-    """Run until SIGINT/SIGTERM or until the worker or beat dies; return the exit status.
-    Raises ``PortInUse`` (before touching the database) when a port is taken."""
+    """Run until SIGINT/SIGTERM or until a Celery process keeps dying; return the exit status.
+    ``concurrency``: how many worker processes.  Raises ``PortInUse`` (before touching the
+    database) when a port is taken."""
     check_ports(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     broker_file = embedded_broker_file(settings)
     if broker_file is not None:
         broker_file.parent.mkdir(parents=True, exist_ok=True)
+        forgotten = forget_delivered(broker_file)  # before anything of serve opens the broker
+        if forgotten:
+            log.info("deleted %d delivered messages from %s", forgotten, broker_file)
     migrate.upgrade(settings.database_url)
 
     stop = threading.Event()
-    received: list[int] = []
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -183,23 +153,22 @@ def serve(
     svc = Services.from_settings(settings)
     queue = InboundQueue(make_celery(settings))
     smtp = SmtpFront(settings, session_factory=svc.session_factory, queue=queue, clock=svc.clock.now)
-    # serve's own process serves the host's metrics (README, "Metrics and logs"): the worker and beat
+    # serve's own process serves the host's metrics (README, "Metrics and logs"): the workers and beat
     # record into the same directory but must not try to listen on that port too.
     child_env = {k: v for k, v in (os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)}).items()
                  if k != "PBEM_METRICS_LISTEN"}
-    children: dict[str, subprocess.Popen[bytes]] = {}
+    celery = CeleryProcesses(child_env, workers=concurrency, quiet_root=True)
     web: _Web | None = None
     status = 0
     try:
         # The fronts first: a port taken since the check fails here, before any worker or beat.
         smtp.start()
-        web = _start_web(settings, svc.clock)  # the SMTP front's clock, as the worker's
-        for name, argv in (("worker", worker_argv(concurrency=concurrency, quiet_root=True)),
-                           ("beat", beat_argv())):
-            children[name] = subprocess.Popen(argv, env=child_env, stdin=subprocess.DEVNULL)
+        web = _start_web(settings, svc.clock)  # the SMTP front's clock, as the workers'
+        celery.start()
+        workers = ", ".join(str(pid) for pid in celery.pids(workers=True))
         echo(f"pbem serve: SMTP on {settings.smtp_listen} for *@{settings.mail_domain}")
         echo(f"pbem serve: web on http://{settings.web_listen} (links use {settings.base_url})")
-        echo(f"pbem serve: Celery worker pid {children['worker'].pid}, beat pid {children['beat'].pid}, "
+        echo(f"pbem serve: Celery workers pid {workers} (solo pool), beat pid {celery.pids(workers=False)[0]}, "
              f"broker {_shown(settings.broker_url)}")
         echo(f"pbem serve: database {_shown(settings.database_url)}")
         if settings.relay_host:
@@ -211,92 +180,23 @@ def serve(
             )
         echo("pbem serve: Ctrl-C stops everything")
         while not stop.wait(0.5):
-            dead = [name for name, child in children.items() if child.poll() is not None]
-            if dead:
-                for name in dead:
-                    log.error("the Celery %s exited (status %s): stopping", name, children[name].returncode)
+            if celery.revive():
                 status = 1
                 break
     finally:
+        # The Celery processes first, so that their deadlines run while the fronts close.
+        celery.terminate()
         if web is not None:
             web.server.close()
-            web.thread.join(timeout=10)
+            web.thread.join(timeout=STOP_TIMEOUT_S / 2)
         smtp.stop()
         queue.close()
-        status = _stop_children(children, stopping=bool(received)) or status
+        status = celery.wait() or status
         svc.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         echo("pbem serve: stopped")
     return status
-
-
-def _stop_children(children: dict[str, subprocess.Popen[bytes]], *, stopping: bool) -> int:
-    """SIGTERM to each child still running (the worker's warm shutdown; a Ctrl-C at the terminal
-    reached them already, SIGTERM is the same), then what is left of each is killed with its own
-    children: beat after ``BEAT_STOP_TIMEOUT_S`` (it holds no work: the schedule is timestamps),
-    the worker at ``STOP_TIMEOUT_S``, after SIGUSR1, on which Celery logs where each of its
-    threads was, so the log says why it hung.  1 if the worker had to be killed, or a child exited by itself with a failure while serve was
-    not stopping."""
-    start = time.monotonic()
-    status = 0
-    running = {name: child for name, child in children.items() if child.poll() is None}
-    for name, child in children.items():
-        if name not in running and child.returncode and not stopping:
-            status = 1
-    # Their children (the worker's pool) now, while they can still be found from their parent.
-    offspring = {name: _descendants(child.pid) for name, child in running.items()}
-    for child in running.values():
-        child.send_signal(signal.SIGTERM)
-    for name in sorted(running, key=lambda n: n != "beat"):  # beat's shorter deadline first
-        child = running[name]
-        limit = BEAT_STOP_TIMEOUT_S if name == "beat" else STOP_TIMEOUT_S
-        try:
-            child.wait(timeout=max(start + limit - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            if name == "worker":
-                log.warning("the Celery worker did not stop in %ss: killing it", limit)
-                status = 1
-            else:
-                log.warning("Celery beat did not stop in %ss: killed (it holds no work)", limit)
-            offspring[name] += _descendants(child.pid)
-            if name == "worker":
-                child.send_signal(signal.SIGUSR1)  # Celery logs every thread's stack: why it hung
-                try:
-                    child.wait(timeout=STACKS_WAIT_S)
-                except subprocess.TimeoutExpired:
-                    pass
-            child.kill()
-            child.wait()
-    # A pool process or an embedded beat outliving its parent is in this process group still.
-    group = os.getpgid(0)
-    for pid in {pid for pids in offspring.values() for pid in pids}:
-        try:
-            if os.getpgid(pid) == group:
-                os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return status
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux ``/proc``; none where it cannot be read)."""
-    found: list[int] = []
-    todo = [pid]
-    while todo and len(found) < 1000:
-        parent = todo.pop()
-        try:
-            tasks = list(Path(f"/proc/{parent}/task").iterdir())
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
-            except (OSError, ValueError):
-                continue
-            found.extend(kids)
-            todo.extend(kids)
-    return found
 
 
 def _shown(url: str) -> str:

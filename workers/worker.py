@@ -13,7 +13,9 @@ busy machine: a restart of the pool never depends on how fast a process starts (
 ``WORKER_PROC_ALIVE_TIMEOUT_S`` in ``workers.app``).  Each process then moves what it holds so
 far out of the garbage collector's sight (``gc.freeze``): the main process before it forks, so
 its children's collections never touch (and copy) the pages of what they inherited, and each
-pool process again once it is set up.
+pool process again once it is set up.  A worker of the solo pool (each of ``pbem serve``'s, see
+``workers.supervisor``) forks nothing: it compiles a template when it first renders it, and keeps
+the tasks' time limits itself (``workers.time_limits``).
 
 Celery's two routine lines per task at INFO ("Task … received", "Task … succeeded in …") are
 dropped for the task of every move, ``pbem.process_inbound``: at a hundred moves a second they
@@ -39,12 +41,14 @@ import os
 import re
 from typing import Any
 
+from celery.concurrency.solo import TaskPool as SoloPool
 from celery.signals import beat_init, worker_init, worker_process_init, worker_process_shutdown
 
 from pbem import metrics
 from pbem.config import Settings
 from pbem.services.backlog import backlog_reader
 from pbem.services.observed import watch_moves
+from workers import time_limits
 from workers.app import TICK, embedded_broker_file, make_celery
 from workers.queueing import PROCESS_INBOUND, SWEEP
 
@@ -59,6 +63,7 @@ app = make_celery(settings)
 # Before the pool forks: every process of the worker records into the host's metrics directory.
 metrics.enable(settings.metrics_dir)
 _exporter: list[Any] = []  # the metrics server of this process tree, when it serves them
+_watching: set[int] = set()  # the processes whose moves are counted already
 
 
 def _not_routine_move_line(record: logging.LogRecord) -> bool:
@@ -113,21 +118,32 @@ def _serve_metrics() -> None:
 
 
 def _watch_moves() -> None:
-    """Count and log the moves this process commits (``pbem.services.observed``)."""
+    """Count and log the moves this process commits (``pbem.services.observed``), once: the solo
+    pool's process is both the worker's main process and its pool process."""
+    if os.getpid() in _watching:
+        return
+    _watching.add(os.getpid())
     svc = app.services()
     watch_moves(svc.session_factory, svc.clock)
 
 
 @worker_init.connect
-def _compile_templates(**_kwargs: Any) -> None:
-    """In the worker's main process, before the pool forks (beat never runs this); also its metrics
-    (the solo pool runs the tasks here)."""
+def _start_worker(sender: Any = None, **_kwargs: Any) -> None:
+    """In the worker's main process, before the pool forks (beat never runs this): its metrics, and
+    every mail template compiled once for the pool processes to inherit.  A worker of the solo pool
+    (``pbem serve``'s, ``workers.supervisor``) runs its tasks in this process and forks none: it gets
+    the tasks' time limits here (``workers.time_limits``), and compiles each template when it first
+    renders it (a few of them, tens of milliseconds each), not every one of every language at its
+    start, which would be most of its start's CPU, paid again by each of serve's workers."""
     metrics.process_started("worker")
     _serve_metrics()
-    try:
-        app.compile_mail_templates()
-    except OSError:  # templates unreadable: the tasks will say so when they need them
-        logging.getLogger("pbem.worker").exception("could not compile the mail templates")
+    if isinstance(getattr(sender, "pool_cls", None), type) and issubclass(sender.pool_cls, SoloPool):
+        time_limits.install()
+    else:
+        try:
+            app.compile_mail_templates()
+        except OSError:  # templates unreadable: the tasks will say so when they need them
+            logging.getLogger("pbem.worker").exception("could not compile the mail templates")
     _watch_moves()  # with the compiled templates
     # Everything made so far (modules, the app, the compiled templates) lives as long as the
     # process, and as long as each pool process forked from it: out of the cyclic collector's

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from pbem.bench.procstat import descendants
 from pbem.db.models import InboundMessage, InboundStatus, OutboundMessage, OutboundStatus
 from pbem.db.session import make_engine, make_session_factory
 from pbem.serve import ROOT_WARNING
@@ -33,7 +34,8 @@ DOMAIN = "hearts.test"
 
 
 class Served:
-    """A ``pbem serve`` process in its own process group, logging to a file."""
+    """A ``pbem serve`` process in its own process group, logging to a file; its workers and beat
+    each lead a process group of their own."""
 
     def __init__(self, tmp_path: Path, *, data_dir: Path | None = None, smtp_port: int | None = None,
                  web_port: int | None = None, name: str = "serve", extra_env: dict[str, str] | None = None) -> None:
@@ -59,6 +61,7 @@ class Served:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own group: what a terminal's Ctrl-C reaches
             )
+        self._child_groups: set[int] = set()
 
     def log(self) -> str:
         return self.log_file.read_text(errors="replace")
@@ -72,15 +75,33 @@ class Served:
 
         wait_for(ready, timeout=60, interval=0.1, message="pbem serve and its worker ready")
 
+    def groups(self) -> list[int]:
+        """serve's process group and those of its processes, every one seen so far (a restarted
+        worker leads a new one)."""
+        if self.process.poll() is None:
+            for pid in descendants(self.process.pid):
+                try:
+                    self._child_groups.add(os.getpgid(pid))
+                except ProcessLookupError:
+                    pass
+        return sorted({self.process.pid, *self._child_groups})
+
     def group_processes(self) -> list[str]:
-        found = subprocess.run(["pgrep", "-g", str(self.process.pid), "-a"],
+        """The processes still running in any of ``groups()``."""
+        found = subprocess.run(["pgrep", "-g", ",".join(map(str, self.groups())), "-a"],
                                capture_output=True, text=True, check=False).stdout
         # Zombies (already exited, waiting for init to reap them) are not running.
         return [line for line in found.splitlines() if "<defunct>" not in line]
 
     def stop(self) -> None:
+        """Kill what is left (a test that failed before stopping serve cleanly)."""
+        groups = self.groups()
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
 
 
@@ -136,7 +157,8 @@ def test_serve_takes_mail_processes_it_answers_and_stops(served: Served) -> None
     answer = message_from_bytes(files[0].read_bytes(), policy=policy.default)
     assert answer["Delivered-To"] == "alice@a.test"
 
-    served.process.send_signal(signal.SIGTERM)  # as docker stop or systemd would
+    served.groups()  # seen while they run
+    served.process.send_signal(signal.SIGTERM)  # as docker stop would
     assert served.process.wait(60) == 0, served.log()[-3000:]
     wait_for(lambda: not served.group_processes(), timeout=30, message="no process left")
     assert "pbem serve: stopped" in served.log()
@@ -144,6 +166,7 @@ def test_serve_takes_mail_processes_it_answers_and_stops(served: Served) -> None
 
 def test_ctrl_c_stops_every_process(served: Served) -> None:
     served.wait_ready()
+    assert len(served.groups()) == 4, "serve's group, and one for each of its two workers and beat"
     os.killpg(served.process.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
     assert served.process.wait(60) == 0, served.log()[-3000:]
     wait_for(lambda: not served.group_processes(), timeout=30, message="no process left")
