@@ -2,7 +2,8 @@
 
 ``Services.from_settings(settings)`` makes the database engine and session factory for
 ``PBEM_DATABASE_URL``, picks the clock (:func:`clock_for`: the system clock, or an offset clock
-when ``PBEM_CLOCK_OFFSET_FILE`` is set for tests) and builds the mail composer on first use.
+when ``PBEM_CLOCK_OFFSET_FILE`` is set for tests) and builds the mail composer on first use. Its
+part without the mail is :class:`pbem.services.database.Database`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.config import Settings
 from pbem.db.session import KeptConnections, make_engine, make_session_factory
@@ -21,23 +21,14 @@ from pbem.mail.relay import Relay, keep_open, make_relay
 from pbem.mail.render import MailRenderer
 from pbem.resources import templates_dir
 
-from .clock import Clock, OffsetClock, SystemClock
+from .clock import Clock, clock_for
+from .database import Database
 
-
-
-def clock_for(settings: Settings) -> Clock:
-    """The clock every process of the server takes its time from (SMTP front, web front, worker,
-    command line): the system clock, or with ``PBEM_CLOCK_OFFSET_FILE`` the offset clock of tests."""
-    offset_file = getattr(settings, "clock_offset_file", None)
-    return OffsetClock(offset_file) if offset_file else SystemClock()
+__all__ = ["Services", "clock_for"]
 
 
 @dataclass
-class Services:
-    settings: Settings
-    engine: Engine
-    session_factory: sessionmaker[Session]
-    clock: Clock
+class Services(Database):
     #: Source of shuffles for games created without a seed.
     rng: random.Random = field(default_factory=random.SystemRandom)
     #: A renderer built beforehand, every template compiled (a worker's, made before its pool
@@ -80,10 +71,4 @@ class Services:
         close_relay = getattr(relay, "close", None)
         if close_relay is not None:
             close_relay()
-        self.engine.dispose()
-
-    def __enter__(self) -> Services:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        super().close()
