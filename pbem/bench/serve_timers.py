@@ -172,7 +172,7 @@ def _watch_transactions(path: str) -> None:
         task = getattr(_local, "task", None)
         if task is not None and committed:
             task["moves"] += tx["moves"]
-        record = {"task": task["task"] if task is not None else None, "held": now - tx["start"],
+        record = {"task": task["task"] if task is not None else None, "end": now, "held": now - tx["start"],
                   "write": None if tx["write"] is None else now - tx["write"], "committed": committed,
                   "pid": os.getpid()}
         _append(path, (json.dumps(record) + "\n").encode())
