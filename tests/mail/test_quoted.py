@@ -54,6 +54,7 @@ def test_own_html_reads_as_the_parser_reads_it(composer: MailComposer) -> None:
     '<div class="gmail_quote">Earlier mail</div><div>Mine</div>',
     "<pre>one\ntwo</pre>",
     '<p id="signature">Sent from my phone</p>',
+    "<P>One<BR>two</P><DIV>three</DIV>",
 ])
 def test_html_that_is_not_pbems_own_goes_to_the_parser(html: str) -> None:
     assert own_html_to_text(html) == html_to_text(html)

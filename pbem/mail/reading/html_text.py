@@ -168,27 +168,28 @@ def html_to_text(html: str) -> str:
 # takes a millisecond or two for a table's mail; the HTML that pbem's templates write (autoescaped:
 # no stray ``<``, no oversized character references; inline styles: no class or id, so no quote or
 # signature container) reads the same through a few regular expressions, in a fifth of the time.
-# HTML with a ``<pre>``, a ``<blockquote>``, a class or an id goes to :func:`html_to_text` itself.
+# HTML with a ``<pre>``, a ``<blockquote>``, a class, an id or a tag name in capitals goes to
+# :func:`html_to_text` itself.
 # tests/mail/test_quoted.py checks that both give the same lines for every sample mail.
 _NOT_SIMPLE_MARKERS = ("<pre", "<blockquote", "class=", "id=")
+_CAPITAL_TAG = re.compile(r"</?[A-Z]")
 _COMMENT_OR_DECL = re.compile(r"<!--.*?-->|<![^>]*>|<\?[^>]*>", re.DOTALL)
 _SKIPPED_ELEMENT = re.compile(
-    r"<(" + "|".join(sorted(re.escape(tag) for tag in _SKIP)) + r")\b[^>]*>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+    r"<(" + "|".join(sorted(re.escape(tag) for tag in _SKIP)) + r")\b[^>]*>.*?</\1\s*>", re.DOTALL)
 _BREAK = "\x00"  # a line break between tags, apart from the white space of the text
-_HR_TAG = re.compile(r"<hr\b[^>]*>", re.IGNORECASE)
-_BREAKING_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BLOCK | {"br"})) + r")(?![^\s/>])[^>]*>", re.IGNORECASE)
+_HR_TAG = re.compile(r"<hr\b[^>]*>")
+_BREAKING_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BLOCK | {"br"})) + r")(?![^\s/>])[^>]*>")
 _OTHER_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_SPACES_AND_ZWSP = re.compile(r"[\s\u200b]+")
 
 
 def own_html_to_text(html: str) -> str:
     """The lines that :func:`html_to_text` reads from HTML written by pbem's templates (blank lines
     left out), quickly (see above); other HTML goes through :func:`html_to_text`."""
     html = html[:MAX_HTML_CHARS]
-    if any(marker in html for marker in _NOT_SIMPLE_MARKERS):
+    if any(marker in html for marker in _NOT_SIMPLE_MARKERS) or _CAPITAL_TAG.search(html):
         return html_to_text(html)
     text = _SKIPPED_ELEMENT.sub("", _COMMENT_OR_DECL.sub("", html))
     text = _HR_TAG.sub(_BREAK + _OUTLOOK_SEPARATOR + _BREAK, text)
     text = _OTHER_TAG.sub("", _BREAKING_TAG.sub(_BREAK, text))
-    lines = (_SPACES_AND_ZWSP.sub(" ", piece).strip() for piece in unescape(text).split(_BREAK))
-    return "\n".join(line for line in lines if line)
+    pieces = unescape(text).replace("\u200b", " ").split(_BREAK)
+    return "\n".join(filter(None, (" ".join(piece.split()) for piece in pieces)))
