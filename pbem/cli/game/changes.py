@@ -50,28 +50,21 @@ def _seat(game_row: Any, text: str) -> Any:
     return seat
 
 
-@click.command("pause")
-@click.argument("game_id", type=int)
-@pass_settings
-def pause(settings: Settings, game_id: int) -> None:
-    """Pause a game: no moves, deadlines stopped; the players are told."""
-    _run_on_game(settings, game_id, lambda session, svc, row, now: pause_game(session, svc, row, now))
+def _game_command(name: str, action: Any, help_text: str) -> click.Command:
+    """``pbem game NAME GAME``: ``action(session, svc, game, now)`` on the game, as its creator may by mail."""
+
+    @click.command(name, help=help_text)
+    @click.argument("game_id", type=int)
+    @pass_settings
+    def command(settings: Settings, game_id: int) -> None:
+        _run_on_game(settings, game_id, action)
+
+    return command
 
 
-@click.command("resume")
-@click.argument("game_id", type=int)
-@pass_settings
-def resume(settings: Settings, game_id: int) -> None:
-    """Resume a paused game; every seat it waits for gets a fresh deadline."""
-    _run_on_game(settings, game_id, lambda session, svc, row, now: resume_game(session, svc, row, now))
-
-
-@click.command("abort")
-@click.argument("game_id", type=int)
-@pass_settings
-def abort(settings: Settings, game_id: int) -> None:
-    """Call a game off; the players are told, with the scores at that point."""
-    _run_on_game(settings, game_id, lambda session, svc, row, now: abort_game(session, svc, row, now))
+pause = _game_command("pause", pause_game, "Pause a game: no moves, deadlines stopped; the players are told.")
+resume = _game_command("resume", resume_game, "Resume a paused game; every seat it waits for gets a fresh deadline.")
+abort = _game_command("abort", abort_game, "Call a game off; the players are told, with the scores at that point.")
 
 
 @click.command("extend")
