@@ -190,7 +190,7 @@ def run_beside(options: Options, beside: int, echo: Echo = print, *, bot: str = 
             result.finished = len(session.scalars(select(Game.id).where(
                 Game.id.in_(result.games), Game.status == GameStatus.FINISHED)).all())
         result.tasks = [r for r in _records(str(served.timers) + serve_timers.TASKS_SUFFIX)
-                        if r["start"] >= t0 and r["end"] <= t1]
+                        if r["end"] >= t0 and r["start"] <= t1]  # any part of it while the person played
         result.transactions = [r for r in _records(str(served.timers) + serve_timers.TX_SUFFIX)
                                if t0 <= r["end"] <= t1]
     report_beside(result, echo)
