@@ -215,6 +215,17 @@ class KeptConnections:
             self._retire(conn, lost=isinstance(error, DBAPIError) and error.connection_invalidated)
             raise
 
+    @contextmanager
+    def reads(self) -> Iterator[Connection]:
+        """:func:`reads` on this thread's kept connection (PostgreSQL: no checkout, no switch to
+        autocommit and back); on SQLite :func:`reads` itself."""
+        if not self._keeps:
+            with reads(self.session_factory) as conn:
+                yield conn
+            return
+        with self.single_statement() as conn:
+            yield conn
+
     def _connection(self) -> Connection:
         kept: tuple[Connection, int, float] | None = getattr(self._local, "kept", None)
         if kept is not None:

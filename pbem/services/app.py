@@ -54,17 +54,19 @@ class Services(Database):
         return keep_open(make_relay(self.settings))
 
     @cached_property
-    def sent_records(self) -> KeptConnections:
-        """Where records are written whose loss in a crash of the database server is harmless: a
-        connection per thread, committing asynchronously on PostgreSQL. The outbox records mails as
-        sent there (``pbem.services.outbox``: a record lost only means the mail goes again after its
-        lease, as when a sender dies before recording it), and the worker counts a received mail's
-        attempts (``pbem.services.inbound.begin_attempt``: a count lost only gives the mail one
-        more attempt; a worker killed while processing loses none, since the commit is done)."""
+    def kept_connections(self) -> KeptConnections:
+        """A connection kept per thread for the statements every move makes outside its transaction,
+        committing asynchronously on PostgreSQL, so only for records whose loss in a crash of the
+        database server is harmless: the outbox records mails as sent there
+        (``pbem.services.outbox``: a record lost only means the mail goes again after its lease, as
+        when a sender dies before recording it), and the worker counts a received mail's attempts
+        (``pbem.services.inbound.begin_attempt``: a count lost only gives the mail one more attempt;
+        a worker killed while processing loses none, since the commit is done). Reads go there too
+        (``KeptConnections.reads``: the mail a reply answers, ``pbem.services.reading``)."""
         return KeptConnections(self.session_factory, synchronous_commit=False)
 
     def close(self) -> None:
-        records = self.__dict__.get("sent_records")
+        records = self.__dict__.get("kept_connections")
         if records is not None:
             records.close()
         relay = self.__dict__.get("relay")

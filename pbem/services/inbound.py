@@ -101,7 +101,7 @@ def apply_inbound(svc: Services, inbound_id: int, *, send_lease: timedelta | Non
     1. The attempt is counted, in a statement committed on its own, before anything else: a
        process killed while processing (SIGKILL, out of memory, a task's hard time limit) has
        still used up one of ``MAX_ATTEMPTS``, so no mail can crash workers forever.  On
-       PostgreSQL that commit is asynchronous (``Services.sent_records``): only a crash of the
+       PostgreSQL that commit is asynchronous (``Services.kept_connections``): only a crash of the
        database server itself could lose a count, which gives the mail one attempt more.  A mail out
        of attempts is set aside as ``failed`` with its outcome (README, "Under faults and
        hostile mail").
@@ -213,7 +213,7 @@ def begin_attempt(svc: Services, inbound_id: int, now: datetime) -> Attempt | No
     """Count an attempt at a pending mail and stamp when it began, committed at once (one
     statement); None when there is nothing to do: the mail was processed (a duplicate task) or
     has just been set aside because its attempts were used up."""
-    with svc.sent_records.single_statement() as conn:  # committed asynchronously (Services.sent_records)
+    with svc.kept_connections.single_statement() as conn:  # committed asynchronously (Services.kept_connections)
         row = conn.execute(_BEGIN_ATTEMPT, {"inbound_id": inbound_id, "now": now}).one_or_none()
     if row is not None:
         return Attempt(row.id, row.recipient, row.mail_from, bytes(row.raw), row.attempts)

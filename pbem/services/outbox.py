@@ -44,7 +44,7 @@ took the mail but before step 3 committed leaves a claimed row, which is sent
 again after the lease.  No protocol can close that gap with an SMTP relay; the
 window is one database commit wide.  On PostgreSQL the "sent" record is committed
 asynchronously (``synchronous_commit = off`` on its own connections,
-``Services.sent_records``): one WAL flush fewer per batch, at the price of a second,
+``Services.kept_connections``): one WAL flush fewer per batch, at the price of a second,
 rarer way into the same gap: a crash of the database server within about half a second
 of the record loses it, and the mails go again after their lease.  Everything else (the
 move and its mails, claims, failures) is committed durably.
@@ -112,7 +112,7 @@ class OutboxServices(Protocol):
     clock: _Clock
 
     @property
-    def sent_records(self) -> KeptConnections: ...
+    def kept_connections(self) -> KeptConnections: ...
 
 
 class SendResult(enum.StrEnum):
@@ -379,7 +379,7 @@ def _record(
     results: dict[int, SendResult] = {}
     if sent:
         # A row deleted while we sent it has nothing left to record on: still sent.  Committed
-        # asynchronously (``Services.sent_records``): see "Delivery is at least once" above.
+        # asynchronously (``Services.kept_connections``): see "Delivery is at least once" above.
         _record_sent(svc, sent)
         results.update(dict.fromkeys(sent, SendResult.SENT))
         log.info("outbound %s sent", ", ".join(str(i) for i in sent))
@@ -457,7 +457,7 @@ def _record_sent(svc: OutboxServices, sent: list[int]) -> None:
     and without it the mails, already with the relay, would go again after their lease."""
     for attempt in (1, 2):
         try:
-            with svc.sent_records.single_statement() as conn:
+            with svc.kept_connections.single_statement() as conn:
                 conn.execute(_SENT, {"ids": sent, "sent_at": svc.clock.now()})
             return
         except DBAPIError as error:

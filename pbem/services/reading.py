@@ -23,7 +23,6 @@ from dataclasses import replace
 from sqlalchemy import case, select
 
 from pbem.db.models import RAW_KEPT, OutboundMessage
-from pbem.db.session import reads
 from pbem.mail.addresses import BadAddress, parse_reply_address
 from pbem.mail.quoted import read_quoted
 from pbem.mail.reading import commands as cmd
@@ -118,7 +117,7 @@ def answered_mail(svc: Services, mail: IncomingMail, recipient: str) -> tuple[st
     # can name none of them, and no database driver takes it as a parameter.
     wanted = [ref for ref in wanted if ref.isascii()]
     table = _OUTBOX
-    with reads(svc.session_factory) as conn:
+    with svc.kept_connections.reads() as conn:
         if wanted:
             rows = {message_id: (quoted, raw) for message_id, quoted, raw in conn.execute(
                 select(table.c.message_id, *_QUOTED_OR_RAW)

@@ -261,7 +261,7 @@ def play_one_hand(svc: Services, meter: Meter, notifications: str) -> GameCost:
     game_id, mails = new_game(svc, notifications)
     # A worker process opens its kept connections once (on PostgreSQL the asynchronous one sets
     # synchronous_commit at its opening): a cost of the process, not of any move.
-    with svc.sent_records.single_statement() as conn:
+    with svc.kept_connections.single_statement() as conn:
         conn.execute(text("SELECT 1"))
     rng, game_cost, queue = random.Random(PLAYER_SEED), GameCost(), list(mails)
     stored: list[int] = []
