@@ -20,7 +20,7 @@ The broker is whatever ``PBEM_BROKER_URL`` says; by default the embedded one,
 kombu's SQLAlchemy transport on ``<data dir>/broker.db`` (a SQLite file of its
 own, so queue polling never competes with game transactions for the game
 database's write lock; polled every 100 ms, a message deleted once delivered:
-``workers.embedded_broker``, whose ``forget_delivered`` serve runs first on the file).  Outgoing
+``workers.embedded_broker``, whose ``prepare`` serve runs on the file first).  Outgoing
 mail goes to the relay, or with none configured to the dev mailbox (``<data dir>/devmail/``, shown
 at ``/dev/mail``).
 
@@ -58,7 +58,7 @@ from pbem.services.clock import Clock
 from pbem.smtp.server import SmtpFront
 from pbem.web import create_app
 from workers.app import embedded_broker_file, make_celery
-from workers.embedded_broker import forget_delivered
+from workers.embedded_broker import prepare as prepare_broker
 from workers.queueing import InboundQueue
 from workers.supervisor import ROOT_WARNING, STOP_TIMEOUT_S, CeleryProcesses
 
@@ -136,9 +136,10 @@ def serve(
     check_ports(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     broker_file = embedded_broker_file(settings)
+    queue_app = make_celery(settings)
     if broker_file is not None:
         broker_file.parent.mkdir(parents=True, exist_ok=True)
-        forgotten = forget_delivered(broker_file)  # before anything of serve opens the broker
+        forgotten = prepare_broker(broker_file, queue_app.connection_for_write())  # before anything else opens it
         if forgotten:
             log.info("deleted %d delivered messages from %s", forgotten, broker_file)
     migrate.upgrade(settings.database_url)
@@ -151,7 +152,7 @@ def serve(
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     svc = Services.from_settings(settings)
-    queue = InboundQueue(make_celery(settings))
+    queue = InboundQueue(queue_app)
     smtp = SmtpFront(settings, session_factory=svc.session_factory, queue=queue, clock=svc.clock.now)
     # serve's own process serves the host's metrics (README, "Metrics and logs"): the workers and beat
     # record into the same directory but must not try to listen on that port too.

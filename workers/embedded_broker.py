@@ -26,21 +26,24 @@ about 7,200 rows (7 MB) a day to ``broker.db``.  Here the session's flush delete
 of hiding it, in the same transaction, so the file holds only the messages waiting
 (``python -m pbem.bench.broker_day`` prints its size after a simulated day).  A process killed
 while it held a message loses it either way; the sweep queues again whatever it was about
-(README, "Reliability").  ``forget_delivered`` deletes the rows an older server left invisible.
+(README, "Under faults and hostile mail").  ``prepare`` deletes the rows an older server left invisible.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from kombu import Connection
 from kombu.transport import sqlalchemy
 from kombu.transport.sqlalchemy.models import Message
 from sqlalchemy import event
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-__all__ = ["MESSAGE_TABLE", "POLLING_INTERVAL_S", "Channel", "Transport", "forget_delivered"]
+__all__ = ["MESSAGE_TABLE", "POLLING_INTERVAL_S", "Channel", "Transport", "prepare"]
 
 #: Seconds the worker's consumer sleeps when the queue was empty.
 POLLING_INTERVAL_S = 0.1
@@ -56,7 +59,21 @@ def _delete_delivered(session: Session, _context: Any, _instances: Any) -> None:
 
 
 class Channel(sqlalchemy.Channel):  # type: ignore[misc]
-    """kombu's SQLAlchemy channel whose sessions delete the messages they deliver."""
+    """kombu's SQLAlchemy channel whose sessions delete the messages they deliver, and which takes
+    a queue another process created at the same moment (serve's workers start together on a new
+    ``broker.db``; kombu's own channel catches only ``OperationalError`` there, and the worker that
+    lost the race stopped with ``UNIQUE constraint failed: kombu_queue.name``)."""
+
+    #: Engines and session classes of this channel's own, not shared with kombu's channel (whose
+    #: sessions keep what they deliver) in the same process.
+    _engines: dict[str, tuple[Any, Any]] = {}
+
+    def _get_or_create(self, queue: str) -> Any:
+        try:
+            return super()._get_or_create(queue)
+        except IntegrityError:
+            self.session.rollback()
+            return super()._get_or_create(queue)  # now found
 
     def _open(self) -> tuple[Any, Any]:
         engine, session_class = super()._open()
@@ -72,18 +89,22 @@ class Transport(sqlalchemy.Transport):  # type: ignore[misc]
     polling_interval = POLLING_INTERVAL_S
 
 
-def forget_delivered(broker_file: Path) -> int:
-    """Delete the messages of ``broker_file`` that kombu's own transport left delivered (invisible),
-    and give their space back to the file system (``VACUUM``) if there were any; how many.  Run by
-    ``pbem serve`` before anything of it uses the broker (``VACUUM`` wants the file to itself)."""
-    if not broker_file.exists():
-        return 0
-    with sqlite3.connect(broker_file, timeout=30, isolation_level=None) as connection:
-        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if MESSAGE_TABLE not in tables:
-            return 0
-        deleted = connection.execute(f"DELETE FROM {MESSAGE_TABLE} WHERE visible = 0").rowcount
-        if deleted:
-            connection.execute("VACUUM")
-    connection.close()
+def prepare(broker_file: Path, connection: Connection) -> int:
+    """Ready ``broker_file`` for processes that start together, before any of them opens it: the
+    messages kombu's own transport left delivered are deleted and their space given back to the
+    file system (``VACUUM``, which wants the file to itself), and kombu's tables are created through
+    ``connection`` (to that file, with this transport; the app's, so the engine kombu keeps for the
+    file has the app's options): two of serve's workers creating them at the same moment had one of
+    them see "table kombu_queue already exists" and reconnect.  Returns how many delivered messages
+    were deleted."""
+    deleted = 0
+    if broker_file.exists():
+        with closing(sqlite3.connect(broker_file, timeout=30, isolation_level=None)) as db:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if MESSAGE_TABLE in tables:
+                deleted = db.execute(f"DELETE FROM {MESSAGE_TABLE} WHERE visible = 0").rowcount
+                if deleted:
+                    db.execute("VACUUM")
+    with connection:
+        connection.default_channel.session  # noqa: B018 (a channel's first session creates kombu's tables)
     return deleted
