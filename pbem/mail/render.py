@@ -371,11 +371,14 @@ _MACRO_MODULES: tuple[tuple[str, str], ...] = (
 #: Macros whose output depends only on their arguments (they are imported without context, so
 #: they see nothing but their arguments and the environment's language and format) and that
 #: are called with plain values (tuples, strings, numbers, frozen dataclasses).  Their output is
-#: kept per environment: the mails of one turn share the table, the trick and the scores, and a
-#: player's hand is the same in the mails of several turns.
+#: kept per environment: a player's hand is the same in the mails of several turns, and every
+#: mail closes with the same lines.  Macros whose arguments differ in nearly every call are not
+#: kept: ``table``, ``scores`` and ``legal`` are given the reader's own game or seat, and in the
+#: benchmark's games they never met the same arguments twice (hashing those arguments cost more
+#: than the cache saved).
 _PURE_MACROS: dict[str, tuple[str, ...]] = {
-    "_macros.txt": ("hand", "your_hand", "plays", "table", "last_trick", "points_table", "scores", "legal"),
-    "_macros.html": ("hand", "your_hand", "plays", "table", "last_trick", "points_table", "scores", "legal"),
+    "_macros.txt": ("hand", "your_hand", "plays", "last_trick", "points_table"),
+    "_macros.html": ("hand", "your_hand", "plays", "last_trick", "points_table"),
     "_phrases.jinja": ("subject_tag", "fewer_mails"),
 }
 _MACRO_CACHE_SIZE = 4096
