@@ -32,8 +32,12 @@ from pbem.services.continuation import (
     decide_step,
     due_continuations,
 )
-from pbem.services.games import settle
+from pbem.engine import Rules
+from pbem.services.deadlines import Timing
+from pbem.services.games import SeatSpec, settle
 from pbem.services.gamestore import current_state, load_game
+from pbem.services.operator import start_new_game
+from pbem.services.tick import run_tick
 from pbem.services.turns import begin_turn
 from tests.harness.celery_worker import CeleryWorker
 from tests.harness.services import ServicesFactory
@@ -198,6 +202,19 @@ def test_a_step_whose_game_moved_on_while_it_decided_decides_again(services: Ser
         seqs = session.scalars(select(Move.seq).where(Move.game_id == game_id).order_by(Move.seq)).all()
         assert seqs == list(range(1, before + 3 + applied.moves + 1))  # every move once, in order
         assert session.scalar(select(func.count()).select_from(Move).where(Move.game_id == game_id)) == len(seqs)
+
+
+def test_the_tick_queues_only_the_games_it_left_to_continue(services: ServicesFactory) -> None:
+    svc = services(PBEM_STAND_IN_BOT="heuristic")
+    continuing, _mark = marked_game(svc)  # marked by its own start: its next step is queued already
+    absent = start_new_game(svc, rules=Rules.make("standard", target=30), timing=Timing(
+        deadline_hours=1, grace_hours=0, absence_policy="bot"), seed="tick-steps", title="", first_deck=None,
+        seats=[SeatSpec(address="ana@example.org"), *[SeatSpec(bot="heuristic")] * 3]).game_id
+    assert run_tick(svc).continue_games == []
+    svc.clock.advance(hours=2)  # past ana's deadline: a computer plays for her, the game goes on alone
+    ticked = run_tick(svc)
+    assert ticked.continue_games == [(absent, moves_of(svc, absent) + 1)]
+    assert continuing not in [g for g, _ in ticked.continue_games]
 
 
 @pytest.mark.redis
