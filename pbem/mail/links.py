@@ -26,6 +26,7 @@ keep the names they were first signed with, so links already mailed stay valid.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,12 @@ def _game_serializer(secret_key: str) -> URLSafeSerializer:
     return URLSafeSerializer(secret_key, salt=GAME_LINK_SALT)
 
 
+#: Tokens signed, kept per process: every mail to a seat links its page (and a news mail its
+#: unsubscribe link), and signing is a few HMACs each time for the same token.
+_TOKENS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_TOKENS_KEPT)
 def game_token(secret_key: str, game_id: int, seat: int) -> str:
     """The signed token for one seat of one game."""
     return _game_serializer(secret_key).dumps([int(game_id), int(seat)])
@@ -114,6 +121,7 @@ def _unsubscribe_serializer(secret_key: str) -> URLSafeSerializer:
     return URLSafeSerializer(secret_key, salt=UNSUBSCRIBE_SALT)
 
 
+@functools.lru_cache(maxsize=_TOKENS_KEPT)
 def unsubscribe_token(secret_key: str, *, player_id: int, game_id: int | None = None, seat: int | None = None) -> str:
     """The signed token naming one seat of one game of a player, or (no game) the player."""
     payload = [int(player_id)] if game_id is None else [int(player_id), int(game_id), int(seat or 0)]
