@@ -1,23 +1,21 @@
 """Apply and inspect the Alembic migrations, from code (tests, services) or the CLI.
 
-The schema is only ever made here: there is no ``create_all`` anywhere.
+The schema is only ever made here: there is no ``create_all`` anywhere. ``current`` (the revision a
+database is at) is :mod:`pbem.db.revisions`' own, which reads it without importing Alembic.
 Alembic is configured in code (no ini file), so this works the same from a
 checkout and from an installed wheel.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import pool
-from sqlalchemy.engine import make_url
 
-from pbem.db.session import make_engine
+from pbem.db.revisions import current, sqlite_file
 from pbem.resources import migrations_dir
+
+__all__ = ["alembic_config", "current", "head", "upgrade"]
 
 
 def alembic_config(url: str | None = None) -> Config:
@@ -33,27 +31,10 @@ def alembic_config(url: str | None = None) -> Config:
 def upgrade(url: str, revision: str = "head") -> None:
     """Migrate the database at ``url`` up to ``revision`` (default: the newest).
     A SQLite file and its directory are created when missing."""
-    sqlite_file = _sqlite_file(url)
-    if sqlite_file is not None:
-        sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+    file = sqlite_file(url)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(url), revision)
-
-
-def current(url: str) -> str | None:
-    """The revision the database at ``url`` is at (None when never migrated).
-
-    Asking never creates a database: a SQLite file that does not exist is simply
-    not migrated yet.
-    """
-    sqlite_file = _sqlite_file(url)
-    if sqlite_file is not None and not sqlite_file.exists():
-        return None
-    engine = make_engine(url, poolclass=pool.NullPool)
-    try:
-        with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
-    finally:
-        engine.dispose()
 
 
 def head() -> str:
@@ -63,10 +44,3 @@ def head() -> str:
         raise RuntimeError(f"no migrations found in {migrations_dir()}")
     return head_revision
 
-
-def _sqlite_file(url: str) -> Path | None:
-    """The file of a file-backed SQLite URL, else None."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return None
-    return Path(parsed.database)
