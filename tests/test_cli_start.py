@@ -18,10 +18,12 @@ from pbem.cli.lazy import Lazy, LazyGroup
 
 #: What ``pbem --help`` must not import (module name prefixes).
 HEAVY = ("sqlalchemy", "celery", "jinja2", "pbem.services", "pbem.engine")
-#: What a command that lists rows must not import: the workers, the bots, the mail templates' machinery
-#: (the CPU of a fresh ``pbem game list`` is ``pbem bench cli``'s figure).
+#: What a command that lists rows must not import: the workers, the bots, the mail templates' machinery,
+#: Alembic (``pbem.db.revisions`` tells whether the database is migrated) and, on SQLite, psycopg
+#: (``pbem.db.arrays`` imports it when a process first works on PostgreSQL). The CPU of a fresh ``pbem
+#: game list`` is ``pbem bench cli``'s figure.
 NOT_FOR_READING = ("celery", "kombu", "workers", "pbem.bots", "pbem.engine", "jinja2", "babel", "pbem.mail.compose",
-                   "pbem.services.app")
+                   "pbem.services.app", "alembic", "psycopg", "pbem.db.migrate")
 
 
 def _within(module: str, prefixes: tuple[str, ...]) -> bool:

@@ -3,7 +3,8 @@
 The graph is built with ``ast`` from the sources, imports inside functions and under
 ``TYPE_CHECKING`` included, so an edge cannot hide in a late import. It fails on an edge outside
 the table, on a cycle, on an import of another module's private name, and on a function-level
-import of a project module (late imports are left to optional third-party packages).
+import of a project module (late imports are left to third-party packages: optional ones, and
+psycopg, which ``pbem.db.arrays`` imports in one function, only in a process that works on PostgreSQL).
 
 The one import made at run time on purpose is the command line's: a lazy group (``pbem.cli.lazy``)
 imports a command's module when the command runs. Its table names each command as

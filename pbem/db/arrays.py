@@ -10,25 +10,25 @@ element written as psycopg's binary dumper of that type writes it.  A value the 
 expect (of another Python type, an integer out of range) makes it hand the whole array to
 psycopg's general path instead (:class:`BinaryArray`), so nothing a packer cannot write changes.
 
-``pbem.db.session`` registers both dumpers on every PostgreSQL connection.
+``pbem.db.session`` registers both dumpers on every PostgreSQL connection (:func:`register_dumpers`).
+psycopg itself is imported only then, or when a packer is first made (:func:`psycopg_parts`), so a
+process on SQLite never loads it (README, "Benchmarks": ``pbem bench cli``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
-from psycopg import Binary, pq
-from psycopg.adapt import Dumper
-from psycopg.types.json import Jsonb
 from sqlalchemy import Boolean, DateTime, Integer, LargeBinary, SmallInteger, String
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import BigInteger, TypeDecorator, TypeEngine
 
-__all__ = ["BinaryArray", "PackedArray", "PackedArrayDumper", "array_packer"]
+__all__ = ["BinaryArray", "PackedArray", "PsycopgParts", "array_packer", "psycopg_parts", "register_dumpers"]
 
 
 class BinaryArray(list):  # type: ignore[type-arg]
@@ -43,17 +43,48 @@ class PackedArray(bytes):
     oid: ClassVar[int] = 0
 
 
-class PackedArrayDumper(Dumper):
-    """Sends a :class:`PackedArray` as it is, typed by its class."""
+class PsycopgParts(NamedTuple):
+    """What of psycopg the arrays use: the wrappers SQLAlchemy binds ``bytea`` and ``jsonb`` values
+    in, and the dumpers :func:`register_dumpers` registers."""
 
-    format = pq.Format.BINARY
+    binary: type
+    jsonb: type
+    list_dumper: type
+    packed_dumper: type
 
-    def __init__(self, cls: type, context: Any = None) -> None:
-        super().__init__(cls, context)
-        self.oid = cls.oid  # type: ignore[attr-defined]
 
-    def dump(self, obj: Any) -> bytes:
-        return obj  # type: ignore[no-any-return]
+@functools.cache
+def psycopg_parts() -> PsycopgParts:
+    """psycopg's parts, imported on first use. The one late import of ``pbem.db``, of a third-party
+    package: importing psycopg costs a process about a tenth of a second of CPU, and only a process
+    that works on PostgreSQL (whose SQLAlchemy dialect imports psycopg anyway) needs it; the command
+    line's listings on SQLite do not (README, "Benchmarks": ``pbem bench cli``)."""
+    from psycopg import Binary, pq
+    from psycopg.adapt import Dumper
+    from psycopg.types.array import ListBinaryDumper
+    from psycopg.types.json import Jsonb
+
+    class PackedArrayDumper(Dumper):
+        """Sends a :class:`PackedArray` as it is, typed by its class."""
+
+        format = pq.Format.BINARY
+
+        def __init__(self, cls: type, context: Any = None) -> None:
+            super().__init__(cls, context)
+            self.oid = cls.oid  # type: ignore[attr-defined]
+
+        def dump(self, obj: Any) -> bytes:
+            return obj  # type: ignore[no-any-return]
+
+    return PsycopgParts(Binary, Jsonb, ListBinaryDumper, PackedArrayDumper)
+
+
+def register_dumpers(dbapi_connection: Any) -> None:
+    """On a psycopg connection: a :class:`BinaryArray` goes through psycopg's list dumper in binary,
+    a :class:`PackedArray` as it is."""
+    parts = psycopg_parts()
+    dbapi_connection.adapters.register_dumper(BinaryArray, parts.list_dumper)
+    dbapi_connection.adapters.register_dumper(PackedArray, parts.packed_dumper)
 
 
 _LENGTH = struct.Struct("!i")
@@ -77,19 +108,25 @@ def _text(value: str) -> bytes:
     return value.encode("utf-8")
 
 
-def _jsonb(value: Jsonb) -> bytes:
-    if type(value) is not Jsonb:
-        raise TypeError(type(value))
-    data = (value.dumps or json.dumps)(value.obj)
-    return b"\x01" + (data.encode("utf-8") if isinstance(data, str) else data)
+def _jsonb(jsonb: type) -> Callable[[Any], bytes]:
+    def encode(value: Any) -> bytes:
+        if type(value) is not jsonb:
+            raise TypeError(type(value))
+        data = (value.dumps or json.dumps)(value.obj)
+        return b"\x01" + (data.encode("utf-8") if isinstance(data, str) else data)
+
+    return encode
 
 
-def _bytea(value: Any) -> bytes:
-    if type(value) is Binary:
-        value = value.obj
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError(type(value))
-    return bytes(value)
+def _bytea(binary: type) -> Callable[[Any], bytes]:
+    def encode(value: Any) -> bytes:
+        if type(value) is binary:
+            value = value.obj
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(type(value))
+        return bytes(value)
+
+    return encode
 
 
 def _bool(value: bool) -> bytes:
@@ -115,8 +152,8 @@ _INT4_ARRAY = (1007, 23, _integer(_INT4))
 _INT8_ARRAY = (1016, 20, _integer(_INT8))
 _TEXT_ARRAY = (1009, 25, _text)
 _TIMESTAMPTZ_ARRAY = (1185, 1184, _timestamptz)
-_JSONB_ARRAY = (3807, 3802, _jsonb)
-_BYTEA_ARRAY = (1001, 17, _bytea)
+_JSONB_ARRAY_OIDS = (3807, 3802)  # their encoders check psycopg's wrappers: made when first needed
+_BYTEA_ARRAY_OIDS = (1001, 17)
 _BOOL_ARRAY = (1000, 16, _bool)
 
 
@@ -135,9 +172,9 @@ def _kind(type_: TypeEngine[Any]) -> tuple[int, int, Callable[[Any], bytes]] | N
     if isinstance(base, DateTime) and base.timezone:
         return _TIMESTAMPTZ_ARRAY
     if isinstance(base, postgresql.JSONB):
-        return _JSONB_ARRAY
+        return (*_JSONB_ARRAY_OIDS, _jsonb(psycopg_parts().jsonb))
     if isinstance(base, LargeBinary):
-        return _BYTEA_ARRAY
+        return (*_BYTEA_ARRAY_OIDS, _bytea(psycopg_parts().binary))
     return None
 
 

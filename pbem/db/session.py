@@ -24,11 +24,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError
-from psycopg.types.array import ListBinaryDumper
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbem.db import writes
-from pbem.db.arrays import BinaryArray, PackedArray, PackedArrayDumper
+from pbem.db.arrays import register_dumpers
 from pbem.db.models import Game, Seat
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
@@ -74,8 +73,7 @@ def make_engine(
 def _tune_psycopg(dbapi_connection: Any, _record: Any) -> None:
     """Array parameters of ``pbem.db.writes`` go in binary (``pbem.db.arrays``): packed by pbem,
     or by psycopg's list dumper (no per-byte escaping of ``bytea``)."""
-    dbapi_connection.adapters.register_dumper(BinaryArray, ListBinaryDumper)
-    dbapi_connection.adapters.register_dumper(PackedArray, PackedArrayDumper)
+    register_dumpers(dbapi_connection)
 
 
 def normalise_url(url: str | URL) -> URL:
