@@ -38,7 +38,8 @@ class Served:
     each lead a process group of their own."""
 
     def __init__(self, tmp_path: Path, *, data_dir: Path | None = None, smtp_port: int | None = None,
-                 web_port: int | None = None, name: str = "serve", extra_env: dict[str, str] | None = None) -> None:
+                 web_port: int | None = None, name: str = "serve", extra_env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()) -> None:
         self.data_dir = data_dir or tmp_path / "data"
         self.smtp_port, self.web_port = smtp_port or free_port(), web_port or free_port()
         self.log_file = tmp_path / f"{name}.log"
@@ -53,7 +54,7 @@ class Served:
         )
         with open(self.log_file, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "from pbem.cli import main; main()", "serve"],
+                [sys.executable, "-c", "from pbem.cli import main; main()", "serve", *args],
                 env=env,
                 cwd=tmp_path,
                 stdin=subprocess.DEVNULL,
