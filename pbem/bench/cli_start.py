@@ -1,7 +1,9 @@
 """How much CPU the command line costs to start: ``pbem bench cli``.
 
 Each command runs as a fresh process, ``runs`` times after one unmeasured run (which leaves the
-bytecode caches warm, as an operator's second command finds them); a figure is the process's CPU
+bytecode caches warm, as an operator's second command finds them: the processes keep theirs in the
+benchmark's temporary directory, ``PYTHONPYCACHEPREFIX``, even where ``PYTHONDONTWRITEBYTECODE`` is
+set, so that compiling pbem's sources is not counted); a figure is the process's CPU
 time, user plus system, read from ``resource.getrusage(RUSAGE_CHILDREN)`` before and after it (the
 commands run one at a time, so the difference is that one child's). CPU rather than wall time: a
 busy machine stretches the wall clock far more than the CPU a process uses.
@@ -60,9 +62,12 @@ def child_cpu(args: Sequence[str], env: dict[str, str], cwd: Path) -> float:
 
 
 def environment(directory: Path) -> dict[str, str]:
-    """This process's environment without its ``PBEM_*`` settings, on an SQLite file in ``directory``."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PBEM_")}
-    return env | {"PBEM_DATA_DIR": str(directory), "PBEM_DATABASE_URL": f"sqlite:///{directory / 'pbem.db'}"}
+    """This process's environment without its ``PBEM_*`` settings, on an SQLite file in ``directory``,
+    with bytecode caches written and read in ``directory``."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("PBEM_") and key != "PYTHONDONTWRITEBYTECODE"}
+    return env | {"PBEM_DATA_DIR": str(directory), "PBEM_DATABASE_URL": f"sqlite:///{directory / 'pbem.db'}",
+                  "PYTHONPYCACHEPREFIX": str(directory / "pycache")}
 
 
 def measure(runs: int, directory: Path) -> list[Start]:
