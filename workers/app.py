@@ -37,8 +37,9 @@ Delivery settings, and why:
   its mails seconds (the relay gives up on an operation after 60 s), and a game's bot and
   automatic moves run as a chain of bounded steps, each its own task.  The limits only stop
   a task that is stuck (a pathological mail, a hung connection) from holding a pool process
-  and the locks it took.  The prefork pool enforces them; the solo pool (``pbem bench
-  e2e``) does not.
+  and the locks it took.  The prefork pool enforces them; in a worker of the solo pool
+  (``pbem serve``'s, ``pbem bench e2e --pool solo``), which does not, ``workers.time_limits``
+  does.
 - ``worker_proc_alive_timeout`` = ``WORKER_PROC_ALIVE_TIMEOUT_S`` (60 s, Celery's default
   is 4 s): how long a new pool process may take to report itself up before Celery kills it
   and forks another.  On a machine whose CPUs are busy a fork waits its turn for the CPU,
@@ -54,8 +55,9 @@ Delivery settings, and why:
 The embedded broker (``sqla+sqlite:///<data dir>/broker.db``, kombu's SQLAlchemy
 transport; ``pbem serve``) has no visibility timeout and no fanout (so no remote
 control or ``ping``); its connections get a 30 s SQLite busy timeout since the
-fronts and the worker write to it at once, and the worker polls it every 100 ms instead
-of kombu's second (``workers.embedded_broker``).
+fronts and the workers write to it at once, the workers poll it every 100 ms instead
+of kombu's second, and a message is deleted once delivered (``workers.embedded_broker``).
+``pbem serve`` runs solo workers on it, not a prefork one (``workers.supervisor`` says why).
 """
 
 from __future__ import annotations
@@ -201,8 +203,8 @@ def _broker(broker_url: str) -> str:
 
 def _transport(broker_url: str) -> str | None:
     """Redis: kombu's transport with one client per channel (``workers.broker``); SQLAlchemy
-    (the embedded broker): kombu's, polled every 100 ms (``workers.embedded_broker``); else the
-    URL's own."""
+    (the embedded broker): kombu's, polled every 100 ms, deleting what it delivers
+    (``workers.embedded_broker``); else the URL's own."""
     scheme = broker_url.split("://", 1)[0].lower()
     if scheme in {"redis", "rediss"}:
         return "workers.broker:Transport"

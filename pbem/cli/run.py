@@ -41,10 +41,10 @@ def _configure_logging() -> None:
 
 @click.command()
 @click.option("--concurrency", default=2, show_default=True,
-              help="Celery pool processes (the machine's cores are a good number).")
+              help="Celery worker processes, of the solo pool (the machine's cores are a good number).")
 @pass_settings
 def serve(settings: Settings, concurrency: int) -> None:
-    """Run everything: SMTP front, web front, a Celery worker and beat, on SQLite
+    """Run everything: SMTP front, web front, Celery workers and beat, on SQLite
     (migrates the database first).  Ctrl-C stops it all."""
     _configure_logging()
     try:
