@@ -41,7 +41,7 @@ COMMANDS = {
     "mail": Lazy("pbem.cli.mail:mail", "Mail operations."),
     "player": Lazy("pbem.cli.player:player", "A player's data: export it, or forget them."),
     "beat": Lazy("pbem.cli.run:beat", "Run Celery beat, which queues the periodic sweep (run exactly one)."),
-    "serve": Lazy("pbem.cli.run:serve", "Run everything: SMTP front, web front, a Celery worker and beat, on SQLite "
+    "serve": Lazy("pbem.cli.run:serve", "Run everything: SMTP front, web front, Celery workers and beat, on SQLite "
                   "(migrates the database first)."),
     "smtp": Lazy("pbem.cli.run:smtp", "Run the SMTP front on PBEM_SMTP_LISTEN until SIGTERM or Ctrl-C."),
     "worker": Lazy("pbem.cli.run:worker",
