@@ -180,7 +180,12 @@ def run_beside(options: Options, beside: int, echo: Echo = print, *, bot: str = 
             result.games.append(start_new_game(
                 served.svc, rules=Rules.make("standard"), seats=[SeatSpec(bot=beside_bot)] * 4, timing=Timing(),
                 seed=f"{options.seed}:beside:{k}", title=f"Bench beside {k}", first_deck=None).game_id)
-        queue_continue(served.celery, due_continuations(served.svc, served.svc.clock.now(), older_than=timedelta(0)))
+        marked = due_continuations(served.svc, served.svc.clock.now(), older_than=timedelta(0))
+        queue_continue(served.celery, marked)
+        # Measured from the worker's first step of each: whatever waited for the lock that the
+        # openings held here is over by then.
+        wait_for(lambda: all(_moves_of(served, [g]) >= mark for g, mark in marked), timeout=600, interval=0.1,
+                 message="a step of each game beside")
         moves_before = _moves_of(served, result.games)
         t0 = time.monotonic()
         _play(served, options, result.person, "beside")
