@@ -158,7 +158,7 @@ def serve(
     # record into the same directory but must not try to listen on that port too.
     child_env = {k: v for k, v in (os.environ | {"PBEM_DATA_DIR": str(settings.data_dir)}).items()
                  if k != "PBEM_METRICS_LISTEN"}
-    celery = CeleryProcesses(child_env, workers=concurrency, quiet_root=True)
+    celery = CeleryProcesses.for_serve(child_env, workers=concurrency, quiet_root=True)
     web: _Web | None = None
     status = 0
     try:

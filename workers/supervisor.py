@@ -120,14 +120,19 @@ def _how_it_ended(returncode: int) -> str:
 class CeleryProcesses:
     """Serve's workers and beat: started, watched (``revive``), stopped (``terminate``, ``wait``)."""
 
-    def __init__(self, env: Mapping[str, str], *, workers: int, quiet_root: bool = False) -> None:
+    def __init__(self, env: Mapping[str, str], members: list[CeleryProcess]) -> None:
         self.env = dict(env)
-        self.members = [
+        self.members = members
+        self._terminated_at: float | None = None
+
+    @classmethod
+    def for_serve(cls, env: Mapping[str, str], *, workers: int, quiet_root: bool = False) -> CeleryProcesses:
+        """``workers`` workers of the solo pool and beat, run with ``env``."""
+        return cls(env, [
             *(CeleryProcess(f"worker{i}", worker_argv(f"worker{i}", quiet_root=quiet_root), STOP_TIMEOUT_S, True)
               for i in range(1, workers + 1)),
             CeleryProcess("beat", beat_argv(), BEAT_STOP_TIMEOUT_S, False),
-        ]  # fmt: skip
-        self._terminated_at: float | None = None
+        ])  # fmt: skip
 
     def start(self) -> None:
         for member in self.members:

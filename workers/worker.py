@@ -41,6 +41,7 @@ import os
 import re
 from typing import Any
 
+from celery.concurrency import get_implementation
 from celery.concurrency.solo import TaskPool as SoloPool
 from celery.signals import beat_init, worker_init, worker_process_init, worker_process_shutdown
 
@@ -137,7 +138,7 @@ def _start_worker(sender: Any = None, **_kwargs: Any) -> None:
     start, which would be most of its start's CPU, paid again by each of serve's workers."""
     metrics.process_started("worker")
     _serve_metrics()
-    if isinstance(getattr(sender, "pool_cls", None), type) and issubclass(sender.pool_cls, SoloPool):
+    if issubclass(get_implementation(sender.pool_cls), SoloPool):  # a class, or its name (``"solo"``)
         time_limits.install()
     else:
         try:
