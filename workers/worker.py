@@ -145,7 +145,7 @@ def _start_worker(sender: Any = None, **_kwargs: Any) -> None:
             app.compile_mail_templates()
         except OSError:  # templates unreadable: the tasks will say so when they need them
             logging.getLogger("pbem.worker").exception("could not compile the mail templates")
-    _watch_moves()  # with the compiled templates
+    _watch_moves()  # its Services built now: with the compiled templates, when they were
     # Everything made so far (modules, the app, the compiled templates) lives as long as the
     # process, and as long as each pool process forked from it: out of the cyclic collector's
     # sight, full collections stay short and leave the inherited pages shared.
