@@ -35,6 +35,7 @@ __all__ = [
     "claimed_game_id",
     "make_invite_address",
     "make_reply_address",
+    "new_game_address",
     "parse_invite_address",
     "parse_recipient",
     "parse_reply_address",
@@ -123,6 +124,11 @@ def make_reply_address(
     payload = f"{game_id}.{seat}.{decision}"
     sig = _signature(secret, _REPLY_PURPOSE, payload)
     return f"{REPLY_PREFIX}+{payload}.{sig}@{_normalise_domain(domain)}"
+
+
+def new_game_address(domain: str) -> str:
+    """The address a request for a new game is written to (README, "Starting a game")."""
+    return f"new@{_normalise_domain(domain)}"
 
 
 def make_invite_address(secret: str | bytes, domain: str, invitation_id: int) -> str:

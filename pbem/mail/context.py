@@ -657,9 +657,11 @@ class ResignAsked:
 
 @dataclass(frozen=True, slots=True)
 class Help:
-    """How to play by mail: commands, card notation, replying."""
+    """How to play by mail: commands, card notation, replying, and how to start a game."""
 
     KIND: ClassVar[str] = "help"
+    #: Where a request for a new game is written (README, "Starting a game"); shown when set.
+    new_game_address: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -360,11 +360,14 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                 ("BAD_RULES", {"problem": "BAD_BOT_STRENGTH", "value": "brutal",
                                "strengths": ["random", "heuristic", "strong"]}),
                 ("BAD_RULES", {"problem": "CHARGE_LIMIT_NEEDS_TURBO", "value": 1}),
+                # a new game asked for at another address of the domain: where to send it
+                ("NEW_GAME_ELSEWHERE", {"address": "new@hearts.example.org"}),
             )
         ]
         + [ctx(RequestRejected("STALE_TURN", {"decision": 16, "current": 17}, withheld_talk=("gg",)), waiting)],
         "resign_asked": [ctx(ResignAsked()), ctx(ResignAsked(), waiting)],
-        "help": [ctx(Help()), ctx(Help(), None)],
+        "help": [ctx(Help(new_game_address="new@hearts.example.org")),
+                 ctx(Help(new_game_address="new@hearts.example.org"), None)],
         "status": [ctx(Status()), ctx(Status(), passing)],
         "games": [
             ctx(Games((

@@ -48,7 +48,13 @@ from pbem.db.session import transaction
 from pbem.db.writes import add_update
 from pbem.engine import CALL, CHARGE, DISCARD, MOON, PASS, PLAY
 from pbem.mail import context as mc
-from pbem.mail.addresses import BadAddress, make_invite_address, parse_invite_address, parse_reply_address
+from pbem.mail.addresses import (
+    BadAddress,
+    make_invite_address,
+    new_game_address,
+    parse_invite_address,
+    parse_reply_address,
+)
 from pbem.mail.compose import can_address
 from pbem.mail.reading import commands as cmd
 from pbem.mail.reading.autoreply import BOUNCE, Verdict, classify
@@ -474,14 +480,39 @@ def _expected(state: Any, seat: int) -> str | None:
 
 def _account_mail(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail,
                   now: datetime) -> Outcome:
-    """``help@``, ``games@`` and the like: answered only to verified players."""
+    """``help@``, ``games@`` and the like: answered only to verified players, except a request for
+    a new game, which is answered with where to send it: to a verified player always, to an
+    unverified address as its one answer within the caps of :mod:`pbem.services.strangers`
+    (README, "What a stranger may receive")."""
     player = _player_by_address(session, mail.from_address)
-    if not _verified(session, player):
+    verified = _verified(session, player)
+    if not verified and not mail.from_address:
         return Outcome(InboundStatus.IGNORED, "UNKNOWN_SENDER", {"from": mail.from_address})
     command = read_command(mail, expected=None, pass_count=3)
+    if isinstance(command, cmd.NewGame):
+        return _new_game_elsewhere(session, svc, row, mail, now, player if verified else None)
+    if not verified or player is None:
+        return Outcome(InboundStatus.IGNORED, "UNKNOWN_SENDER", {"from": mail.from_address})
     if isinstance(command, (cmd.Games, cmd.Status)):  # no game named: the list of the player's games
         return Outcome(InboundStatus.DONE, "GAMES", {}, games_list(session, svc, player, now, row.id))
-    return Outcome(InboundStatus.DONE, "HELP", {}, reply(session, svc, player, mc.Help(), now, row.id))
+    help_mail = mc.Help(new_game_address=new_game_address(svc.settings.mail_domain))
+    return Outcome(InboundStatus.DONE, "HELP", {}, reply(session, svc, player, help_mail, now, row.id))
+
+
+def _new_game_elsewhere(session: Session, svc: Services, row: ReceivedRow, mail: IncomingMail, now: datetime,
+                        player: Player | None) -> Outcome:
+    """A new game asked for at another address of the domain: where to send it, replying to new@
+    (``player``: the verified sender; None for an unverified one, answered within the caps)."""
+    new = new_game_address(svc.settings.mail_domain)
+    detail = mc.RequestRejected("NEW_GAME_ELSEWHERE", {"address": new}, new_game_address=new)
+    if player is not None:
+        mails = reply(session, svc, player, detail, now, row.id, thread=answer_thread(mail), reply_to=new)
+    else:
+        recipient = stranger_recipient(svc, mail.from_address, mail.from_name)
+        mails = answer_stranger(session, svc, recipient, detail, now, row.id, thread=answer_thread(mail),
+                                reply_to=new)
+    return Outcome(InboundStatus.REJECTED, "NEW_GAME_ELSEWHERE", {"from": mail.from_address, "to": row.recipient,
+                                                                 "answered": bool(mails)}, mails)
 
 
 # -- starting a game by mail ----------------------------------------------------------------------------
@@ -503,11 +534,14 @@ def _new_game(session: Session, svc: Services, row: ReceivedRow, mail: IncomingM
         stranger_recipient(svc, sender_address, mail.from_name)
 
     def refuse(code: str, details: dict[str, Any], **more: Any) -> Outcome:
+        # A reply to the refusal, the corrected request, goes to new@ again, in the request's thread.
         detail = mc.RequestRejected(code, details, new_game_address=row.recipient)  # with an example
         if verified:
-            mails = reply(session, svc, creator, detail, now, row.id, thread=answer_thread(mail))
+            mails = reply(session, svc, creator, detail, now, row.id, thread=answer_thread(mail),
+                          reply_to=row.recipient)
         else:
-            mails = answer_stranger(session, svc, recipient, detail, now, row.id, thread=answer_thread(mail))
+            mails = answer_stranger(session, svc, recipient, detail, now, row.id, thread=answer_thread(mail),
+                                    reply_to=row.recipient)
         return Outcome(InboundStatus.REJECTED, code, {"from": sender_address, **details, **more,
                                                       "answered": bool(mails)}, mails)
 

@@ -6,10 +6,11 @@ replying from it (``inbound.is_verified``).  To an unverified address pbem sends
 stranger may receive"):
 
 - at most one answer per mail sent to ``new@``: the invitation to confirm the sender's own seat, or
-  what was wrong with the request;
+  what was wrong with the request; and to a new-game text sent to another address of the domain,
+  one answer saying where to send it;
 - no more than ``PBEM_INVITES_PER_DAY`` such answers to one address in any 24 hours, and no more
   than ``PBEM_STRANGER_ANSWERS_PER_HOUR`` to all unverified addresses together in any hour;
-- nothing for mail to any other address (a seat's, an invitation's with a forged sender,
+- nothing else for mail to any other address (a seat's, an invitation's with a forged sender,
   ``help@``…), and never anything for an auto-reply or a bounce (``pbem.mail.reading.autoreply``).
 
 Every answer sent is a ``stranger_answers`` row, which is what the caps count.  The caps are
@@ -70,13 +71,16 @@ def stranger_recipient(svc: Services, address: str, name: str) -> mc.Recipient:
 
 
 def answer_stranger(session: Session, svc: Services, recipient: mc.Recipient, detail: object, now: datetime,
-                    inbound_id: int, thread: Sequence[str] | None = None) -> list[QueuedMail]:
-    """The one answer a mail to ``new@`` from an unverified address may get, if the caps allow
-    (else nothing); counted.  ``thread``: the request's (``mailing.answer_thread``)."""
+                    inbound_id: int, thread: Sequence[str] | None = None,
+                    reply_to: str | None = None) -> list[QueuedMail]:
+    """The one answer a mail to ``new@`` (or a new game's request sent to another address of the
+    domain) from an unverified address may get, if the caps allow (else nothing); counted.
+    ``thread``: the request's (``mailing.answer_thread``); ``reply_to``: where a reply should go."""
     if not may_answer_stranger(session, svc, recipient.address, now):
         return []
     ctx = mc.MailContext(recipient=recipient, detail=detail)
-    mail = queue_mail(session, svc, ctx, player=None, game=None, now=now, inbound_id=inbound_id, thread=thread)
+    mail = queue_mail(session, svc, ctx, player=None, game=None, now=now, inbound_id=inbound_id, thread=thread,
+                      reply_to=reply_to)
     if mail is None:
         return []
     record_stranger_answer(session, recipient.address, ctx.kind, now, inbound_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pbem.db.models import InboundStatus
 from pbem.mail import context as mc
+from pbem.mail.addresses import new_game_address
 from pbem.mail.reading import commands as cmd
 
 from ..notify import send_to_seat
@@ -13,7 +14,7 @@ from ..summaries import history_hands, logged_moves
 
 @seat_command(cmd.Help)
 def help_command(request: SeatRequest) -> Outcome:
-    return request.answer(mc.Help(), "HELP")
+    return request.answer(mc.Help(new_game_address=new_game_address(request.svc.settings.mail_domain)), "HELP")
 
 
 @seat_command(cmd.Status)
