@@ -426,7 +426,8 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
     talk = record_talk(session, game, seat, mail, now)  # a `say` line in any reply is passed on (README, "Table talk")
     state = current_state(game)
     expected = _expected(state, seat.seat)
-    command = read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language)
+    command = read_command(mail, expected=expected, pass_count=state.rules.pass_count, language=owner.language,
+                           suggest_from=_suggestable(state, seat.seat, expected))
     from_subject = ""
     if isinstance(command, cmd.Unreadable) and command.reason == "EMPTY":
         # Nothing new in the body: the command may be in the Subject (README, "Playing by mail").
@@ -457,6 +458,14 @@ def _with_example(command: cmd.Command, state: Any, seat: int) -> cmd.Command:
     if not cards:
         return command
     return cmd.Unreadable(command.reason, MappingProxyType({**command.details, "example": cards[len(cards) // 2]}))
+
+
+def _suggestable(state: Any, seat: int, expected: str | None) -> tuple[str, ...]:
+    """The cards a typo may be read as (README, "Playing by mail"): what the decision's
+    ``X-Hearts-Legal`` names, the legal cards to play; else the cards the seat holds."""
+    if expected == "play":
+        return tuple(state.legal_cards())
+    return tuple(state.hand(seat))
 
 
 def _expected(state: Any, seat: int) -> str | None:

@@ -18,6 +18,7 @@ pattern recognised is never read as the player's words.
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from dataclasses import replace
 
 from sqlalchemy import case, select
@@ -51,10 +52,11 @@ def reply_of(text: str, answered: frozenset[str] = frozenset()) -> str:
 
 
 def read_command(mail: IncomingMail, *, expected: str | None, pass_count: int,
-                 language: str | None = None) -> cmd.Command:
-    """The command of a mail's reply text (``expected``: the decision the sender is asked for)."""
+                 language: str | None = None, suggest_from: Collection[str] | None = None) -> cmd.Command:
+    """The command of a mail's reply text (``expected``: the decision the sender is asked for;
+    ``suggest_from``: the cards a typo may be read as, ``cmd.parse_command``)."""
     text = reply_of(mail.text, mail.answered)
-    return cmd.parse_command(text, language, expected=expected, pass_count=pass_count)
+    return cmd.parse_command(text, language, expected=expected, pass_count=pass_count, suggest_from=suggest_from)
 
 
 def with_answered(svc: Services, mail: IncomingMail, recipient: str) -> IncomingMail:

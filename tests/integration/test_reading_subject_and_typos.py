@@ -62,13 +62,14 @@ def test_the_subject_of_an_empty_reply_without_a_card_is_still_no_new_text(svc: 
 
 def test_a_typo_is_echoed_with_a_suggestion_and_an_example_from_the_hand(svc: Services) -> None:
     mail, turn = first_turn(svc)
-    answers = deliver(svc, reply(turn, mail.recipient, subject=f"Re: {turn.subject}", body="jak of hearts"),
+    assert "3C" in turn.legal  # following the first trick's 2♣ (the deal of the seed)
+    answers = deliver(svc, reply(turn, mail.recipient, subject=f"Re: {turn.subject}", body="thre of clubs"),
                       mail.recipient, turn.reply_to)
     outcome = last_outcome(svc)
     assert outcome["code"] == "DID_YOU_MEAN", outcome
     rejection = next(m for m in answers if m.recipient == mail.recipient)
     text = " ".join(text_of(rejection).split())
-    assert "You wrote “jak of hearts”. Did you mean J♥?" in text
+    assert "You wrote “thre of clubs”. Did you mean 3♣?" in text
     example = turn.legal[len(turn.legal) // 2]  # a card the player may play
     letters = ("10" if example[0] == "T" else example[0]) + example[1]
     assert f"To name a card, write its rank and suit, for example “{letters}”" in text
@@ -85,3 +86,15 @@ def test_the_answer_to_a_move_read_from_the_subject_says_so(svc: Services) -> No
     rejection = next(m for m in answers if m.recipient == mail.recipient)
     text = " ".join(text_of(rejection).split())
     assert f"Your last mail had no new text, so I read your move from its subject: “{card}”." in text
+
+
+def test_a_typo_is_never_read_as_a_card_the_player_may_not_name(svc: Services) -> None:
+    """README, "Playing by mail": the hint names only a card of the decision's X-Hearts-Legal."""
+    mail, turn = first_turn(svc)
+    for card, typo in (("QS", "qeen of spades"), ("JH", "jak of hearts")):
+        assert card not in turn.legal
+        answers = deliver(svc, reply(turn, mail.recipient, subject=f"Re: {turn.subject}", body=typo),
+                          mail.recipient, turn.reply_to)
+        assert last_outcome(svc)["code"] != "DID_YOU_MEAN"
+        rejection = next(m for m in answers if m.recipient == mail.recipient)
+        assert "Did you mean" not in text_of(rejection)

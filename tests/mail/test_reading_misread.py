@@ -57,6 +57,18 @@ def test_a_suggestion_is_read_only_from_short_first_lines() -> None:
     assert suggest_card(["jak of hearts " + "x " * 40], "en") is None
 
 
+def test_a_suggestion_names_only_a_card_the_reply_may_name() -> None:
+    """README, "Playing by mail": the hint names a card of the decision's X-Hearts-Legal (to pass,
+    the hand), never one the player does not hold or may not play."""
+    assert parse_command("qeen of spades", "en", expected="play", suggest_from=("QS", "2C")) == Unreadable(
+        "DID_YOU_MEAN", {"word": "qeen of spades", "suggestion": "QS"})
+    command = parse_command("qeen of spades", "en", expected="play", suggest_from=("2C", "JH"))
+    assert isinstance(command, Unreadable) and command.reason != "DID_YOU_MEAN", command
+    command = parse_command("dama de espdas", "pt", expected="pass", suggest_from=())
+    assert isinstance(command, Unreadable) and command.reason != "DID_YOU_MEAN", command
+    assert suggest_card(["jak of hearts"], "en", among=("JS",)) is None
+
+
 # -- cards written apart ----------------------------------------------------------------------------
 @pytest.mark.parametrize(("text", "expected", "command"), [
     ("q s", "play", Play("QS")),

@@ -68,7 +68,7 @@ are found token by token (:func:`.clean.find_addresses`), in time linear in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from difflib import get_close_matches
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -623,13 +623,16 @@ def parse_command(
     *,
     expected: str | None = None,
     pass_count: int = 3,
+    suggest_from: Collection[str] | None = None,
 ) -> Command:
     """What the new text of a reply asks for (see the module docstring).
 
     ``language_hint`` (the player's language, if known) changes nothing in what is read: every
     language is read whatever the hint, since players mix languages. It only chooses the card
     words a typo is matched against first (:func:`suggest_card`). ``expected`` is ``"play"``, ``"pass"``, ``"moon"``, ``"invitation"``, ``"new_game"``
-    or None; ``pass_count`` the number of cards a pass takes.
+    or None; ``pass_count`` the number of cards a pass takes; ``suggest_from`` the cards a typo may be
+    read as (the decision's ``X-Hearts-Legal``: to play, the legal cards; else the hand), any card
+    when None.
     """
     language = language_hint  # read in every language; the hint only ranks typo suggestions
     lines = [line.strip() for line in _read_prefix(reply_text).replace("\r", "").split("\n")]
@@ -683,7 +686,7 @@ def parse_command(
     if talk:
         return Say("\n".join(talk))
     if expected not in ("moon", "invitation", "new_game"):
-        guess = suggest_card(lines, language)
+        guess = suggest_card(lines, language, suggest_from)
         if guess is not None:
             return Unreadable("DID_YOU_MEAN", MappingProxyType({"word": guess[0], "suggestion": guess[1]}))
     if len(lines) == 1 and len(lines[0].split()) <= 2 and len(lines[0]) <= 30:
@@ -715,11 +718,14 @@ def _card_words(language: str | None) -> tuple[str, ...]:
 _ALL_CARD_WORDS: Final = frozenset(_card_words(None))
 
 
-def suggest_card(lines: list[str], language: str | None = None) -> tuple[str, str] | None:
+def suggest_card(lines: list[str], language: str | None = None,
+                 among: Collection[str] | None = None) -> tuple[str, str] | None:
     """A card name written with a typo ("jak of hearts", "dama de espdas"): the line as written
     and the one card it names once each unknown word is replaced by the closest card word of the
     player's ``language`` (``difflib.get_close_matches``; every language when that finds none).
-    None when no short line of the first :data:`SUGGEST_LINES` reads so as one card."""
+    None when no short line of the first :data:`SUGGEST_LINES` reads so as one card, or when that
+    card is not ``among`` the cards the reply may name (a card not held is no help: README,
+    "Playing by mail")."""
     for line in lines[:SUGGEST_LINES]:
         if len(line) > SUGGEST_CHARS:
             continue
@@ -731,7 +737,7 @@ def suggest_card(lines: list[str], language: str | None = None) -> tuple[str, st
             if fixed == words:
                 continue
             cards = list(dict.fromkeys(card for card, _ in find_cards(" ".join(fixed))))
-            if len(cards) == 1:
+            if len(cards) == 1 and (among is None or cards[0] in among):
                 return line, cards[0]
     return None
 
