@@ -159,7 +159,7 @@ REQUEST_REJECTIONS: dict[str, dict[str, object]] = {
     "NOT_A_PLAYER": {},
     "GAME_NOT_ACTIVE": {"status": "paused"},
     "RATE_LIMITED": {"limit": 10},
-    "EMPTY": {},
+    "EMPTY": {"example": "KS"},
     "BOTH_MOON_CHOICES": {},
     "CHARGE_NONE_AND_CARDS": {"cards": "QS TC"},  # Turbo Hearts (RULES.md §6.4)
     "CONFLICTING_COMMANDS": {"commands": ["resign", "play"], "cards": ["QS"]},

@@ -436,7 +436,7 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
         if found is not None:
             command, from_subject = found
             session.info.setdefault(READ_FROM_SUBJECT, {})[owner.id] = from_subject
-    command = _with_example(command, state, seat.seat)
+    command = _with_example(command, state, seat.seat, expected)
     outcome = carry_out(SeatRequest(session, svc, row, mail, now, game, seats, seat, owner, state, token, command,
                                     talk))
     if from_subject:
@@ -444,14 +444,19 @@ def _seat_mail(session: Session, svc: Services, row: ReceivedRow, mail: Incoming
     return outcome
 
 
-#: Reasons of the reader after which the answer shows how to write a card.
-_EXAMPLE_REASONS = frozenset({"UNKNOWN_WORD", "DID_YOU_MEAN", "NO_COMMAND"})
+#: Reasons of the reader after which the answer shows how to write a card (README, "Playing by
+#: mail": every reply that names no card shows how to write one); EMPTY (a reply with no new text,
+#: such as a signature alone) only where the decision, if any, is a card's.
+_EXAMPLE_REASONS = frozenset({"UNKNOWN_WORD", "DID_YOU_MEAN", "NO_COMMAND", "EMPTY"})
+_CARD_DECISIONS = frozenset({None, "play", "pass", "discard"})
 
 
-def _with_example(command: cmd.Command, state: Any, seat: int) -> cmd.Command:
+def _with_example(command: cmd.Command, state: Any, seat: int, expected: str | None = None) -> cmd.Command:
     """An unreadable reply's details with ``example``: a card to show how cards are written, one the
     player may play, else one they hold (nothing when they hold none)."""
     if not isinstance(command, cmd.Unreadable) or command.reason not in _EXAMPLE_REASONS:
+        return command
+    if command.reason == "EMPTY" and expected not in _CARD_DECISIONS:
         return command
     legal = state.legal_cards() if state.phase == PLAY and state.to_move == seat else ()
     cards = tuple(legal) or tuple(state.hand(seat))

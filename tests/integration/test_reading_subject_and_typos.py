@@ -98,3 +98,18 @@ def test_a_typo_is_never_read_as_a_card_the_player_may_not_name(svc: Services) -
         assert last_outcome(svc)["code"] != "DID_YOU_MEAN"
         rejection = next(m for m in answers if m.recipient == mail.recipient)
         assert "Did you mean" not in text_of(rejection)
+
+
+def test_a_reply_with_only_a_signature_is_shown_how_to_write_a_card(svc: Services) -> None:
+    """README, "Playing by mail": every reply that names no card shows how to write one, with a card
+    from the hand; a signature alone is no new text, and got no example."""
+    mail, turn = first_turn(svc)
+    answers = deliver(svc, reply(turn, mail.recipient, subject=f"Re: {turn.subject}",
+                                 body="-- \r\nAna Sousa\r\nSent from my iPhone"), mail.recipient, turn.reply_to)
+    assert last_outcome(svc)["code"] == "EMPTY"
+    rejection = next(m for m in answers if m.recipient == mail.recipient)
+    text = " ".join(text_of(rejection).split())
+    example = turn.legal[len(turn.legal) // 2]
+    letters = ("10" if example[0] == "T" else example[0]) + example[1]
+    assert "Your reply had no new text" in text
+    assert f"To name a card, write its rank and suit, for example “{letters}”" in text
