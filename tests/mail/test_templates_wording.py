@@ -1,0 +1,41 @@
+"""Words a reader of one language meets in every mail the same way: the command word the footer
+names is the same during a game, after it and in mails about no game (the footer of a Portuguese
+mail said “help” during a game and “ajuda” after it), and the Portuguese rules sentences say
+"a carta de paus mais baixa" (a card), not "o paus mais baixo".
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pbem.mail.i18n import LANGUAGES, catalog_path
+from pbem.mail.render import MailRenderer
+from pbem.mail.samples import sample_contexts
+from pbem.resources import templates_dir
+
+#: The word each language's footer asks to reply for the commands (a word the reader knows:
+#: pbem/mail/reading/commands.py's phrase table).
+HELP_WORD = {"en": "help", "pt": "ajuda", "ro": "ajutor"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_footer_names_the_same_help_word_in_and_after_a_game(language: str) -> None:
+    renderer = MailRenderer(templates_dir())
+    found: dict[str, set[str]] = {}
+    for kind, contexts in sample_contexts(language).items():
+        for ctx in contexts:
+            footer = renderer.render(ctx).text.rpartition("\n-- \n")[2]
+            where = "over" if ctx.game is not None and ctx.game.phase == "over" else (
+                "game" if ctx.game is not None else "none")
+            words = set(re.findall(r"[“„](\w+)”", footer)) & set(HELP_WORD.values())
+            found.setdefault(where, set()).update(words)
+    assert set(found) == {"game", "over", "none"}
+    assert all(words == {HELP_WORD[language]} for words in found.values()), found
+
+
+def test_portuguese_names_the_lowest_club_as_a_card() -> None:
+    text = catalog_path("pt").read_text(encoding="utf-8")
+    assert "o paus mais baixo" not in text
+    assert "Quem tem a carta de paus mais baixa sai com ela na primeira vaza." in text
