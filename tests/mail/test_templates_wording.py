@@ -39,3 +39,18 @@ def test_portuguese_names_the_lowest_club_as_a_card() -> None:
     text = catalog_path("pt").read_text(encoding="utf-8")
     assert "o paus mais baixo" not in text
     assert "Quem tem a carta de paus mais baixa sai com ela na primeira vaza." in text
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_trick_mail_waiting_for_a_player_shows_the_trick_on_the_table(language: str) -> None:
+    """The trick mail's "Waiting for Dana." comes with the cards already played to the next trick
+    (README, "Playing by mail": each mail shows the trick so far), in both parts."""
+    renderer = MailRenderer(templates_dir())
+    ctx = sample_contexts(language)["trick_done"][0]
+    assert ctx.game is not None and ctx.game.trick and ctx.game.to_move not in (None, ctx.game.seat)
+    mail = renderer.render(ctx)
+    text = " ".join(mail.text.split())
+    so_far = {"en": "Trick 6 so far:", "pt": "Vaza 6 até agora:", "ro": "Levata 6 până acum:"}[language]
+    assert so_far in text, text
+    assert text.index(so_far) < text.rindex({"en": "Waiting for", "pt": "À espera de", "ro": "Se așteaptă"}[language])
+    assert so_far in " ".join(re.sub(r"<[^>]+>", " ", mail.html).split())
