@@ -67,6 +67,7 @@ class BotGame:
     load: str = ""
     finished: bool = False
     deferred: int = 0  # replies the front answered with a temporary refusal, sent again
+    busy_latencies: list[float] = field(default_factory=list)  # those made while the games beside played
 
 
 def run(options: Options, bots: list[str], echo: Echo = print) -> list[BotGame]:
@@ -104,9 +105,11 @@ def _described(served: Served, options: Options) -> str:
             f"worker --concurrency={options.concurrency}")
 
 
-def _play(served: Served, options: Options, game: BotGame, group: str) -> None:
+def _play(served: Served, options: Options, game: BotGame, group: str,
+          busy: Callable[[], bool] | None = None) -> None:
     """Open the person's game against three ``game.bot`` and play ``options.moves`` replies (the
-    person's address is a load player's of ``group``: its address up to the first "-")."""
+    person's address is a load player's of ``group``: its address up to the first "-").  With
+    ``busy``, each reply is also noted as made while it was true (read once its next mail came)."""
     bot = game.bot
     rng = random.Random(f"{options.seed}:{bot}")
     counter = itertools.count()
@@ -138,6 +141,8 @@ def _play(served: Served, options: Options, game: BotGame, group: str) -> None:
             decision = _next(served, group, started.game_id)
             if decision is not None:
                 game.latencies.append(decision.arrived - accepted)
+                if busy is not None and busy():
+                    game.busy_latencies.append(decision.arrived - accepted)
     # The last reply's mails: until serve is quiet again (its end of game, or its next your_turn).
     wait_for(lambda: time.monotonic() - served.players.quiet_since() > 1.0, timeout=120, interval=0.05,
              message="the sink to be quiet")
@@ -188,7 +193,7 @@ def run_beside(options: Options, beside: int, echo: Echo = print, *, bot: str = 
                  message="a step of each game beside")
         moves_before = _moves_of(served, result.games)
         t0 = time.monotonic()
-        _play(served, options, result.person, "beside")
+        _play(served, options, result.person, "beside", busy=lambda: _playing(served, result.games))
         t1 = time.monotonic()
         result.moves = _moves_of(served, result.games) - moves_before
         with served.reader() as session:  # type: ignore[misc]
@@ -208,19 +213,29 @@ def _moves_of(served: Served, games: list[int]) -> int:
         return session.scalar(select(func.count()).select_from(Move).where(Move.game_id.in_(games))) or 0
 
 
+def _playing(served: Served, games: list[int]) -> bool:
+    """Whether every one of these games is still being played."""
+    assert served.reader is not None
+    with served.reader() as session:
+        return session.scalar(select(func.count()).select_from(Game).where(
+            Game.id.in_(games), Game.status == GameStatus.ACTIVE)) == len(games)
+
+
 def _records(path: str) -> list[dict]:
     return [json.loads(line) for line in _read(path)]
 
 
 def report_beside(result: Beside, echo: Echo) -> None:
     g = result.person
-    ms = [v * 1000 for v in g.latencies]
-    if ms:
-        echo(f"  the person's reply to next mail, ms: p50 {percentile(ms, 50):.0f}  p90 {percentile(ms, 90):.0f}  "
-             f"p99 {percentile(ms, 99):.0f}  max {max(ms):.0f}  ({len(ms)} of {g.replies} replies, "
-             f"{g.seconds:.0f} s; {g.deferred} sent again after a temporary refusal)")
-    else:
-        echo("  ! no reply of the person measured")
+    for name, values in (("", g.latencies), (f", while all {len(result.games)} games beside played", g.busy_latencies)):
+        ms = [v * 1000 for v in values]
+        if ms:
+            echo(f"  the person's reply to next mail{name}, ms: p50 {percentile(ms, 50):.0f}  "
+                 f"p90 {percentile(ms, 90):.0f}  p99 {percentile(ms, 99):.0f}  max {max(ms):.0f}  "
+                 f"({len(ms)} of {g.replies} replies)")
+        else:
+            echo(f"  ! no reply of the person measured{name}")
+    echo(f"  ({g.seconds:.0f} s; {g.deferred} replies sent again after a temporary refusal)")
     echo("  by task                 tasks  longest, s   write transactions  longest held, s  "
          "first write to end, s")
     names = sorted({r["task"] or "-" for r in result.tasks} | {r["task"] or "-" for r in result.transactions})
