@@ -718,6 +718,10 @@ class Invitation:
     bots: int = 0
     #: The creator's own seat: they asked for the game and confirm it (then the others are invited).
     confirm: bool = False
+    #: The game's title (the Subject of the mail that asked for it), if any.
+    title: str = ""
+    #: The computer players' names with their strength ("Marta (computer, strong)"), one per bot.
+    computers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rules", _frozen_mapping(self.rules))

@@ -72,6 +72,7 @@ from .context import (  # time in long games (README, "Time")
     TimeZoneSet,
     VacationNoted,
 )
+from .i18n import load_translations
 
 __all__ = ["MOVE_REJECTIONS", "REQUEST_REJECTIONS", "sample_contexts", "sample_game"]
 
@@ -234,6 +235,11 @@ def sample_game(**changes: object) -> GameContext:
     )
     base.update(changes)
     return GameContext(**base)  # type: ignore[arg-type]
+
+
+def _computer(name: str, strength: str, language: str) -> str:
+    """A computer player's name as mails show it (``pbem.services.bot_names``), in ``language``."""
+    return load_translations(language).gettext(f"%(name)s (computer, {strength})") % {"name": name}
 
 
 def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
@@ -400,7 +406,8 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                     game_id=42, inviter_name=NAMES[0], inviter_address="zoe@example.com",
                     players=(NAMES[1], NAMES[2]),
                     reply_address="invite+7.abcdefghijklmnop@hearts.example.org",
-                    rules=RULES, bots=1,
+                    rules=RULES, bots=1, title="Friday night Hearts",
+                    computers=(_computer("Marta", "strong", language),),
                 ),
             ),
             MailContext(
@@ -419,7 +426,9 @@ def sample_contexts(language: str = "en") -> dict[str, list[MailContext]]:
                     game_id=43, inviter_name=NAMES[0], inviter_address="zoe@example.com",
                     players=(),
                     reply_address="invite+8.abcdefghijklmnop@hearts.example.org",
-                    rules=RULES, bots=3, confirm=True,
+                    rules=RULES, bots=3, confirm=True, title="Me against the computer",
+                    computers=tuple(_computer(name, strength, language) for name, strength in
+                                    (("Kenji", "easy"), ("Amara", "medium"), ("Lars", "strong"))),
                 ),
             ),
         ],

@@ -69,7 +69,16 @@ from .game_options import OptionRefused, make_rules, read_bots
 from .games import SeatSpec, create_game, get_or_create_player, start_game
 from .gamestore import GameNotFound, current_state, load_game
 from .intake import envelope_address_problem
-from .mailing import QueuedMail, answer_thread, claim_for_sending, claimed_game, queue_mail, recipient_for, seat_view
+from .mailing import (
+    QueuedMail,
+    answer_thread,
+    claim_for_sending,
+    claimed_game,
+    queue_mail,
+    recipient_for,
+    seat_name,
+    seat_view,
+)
 from .observed import note_received
 from .reading import READ_FROM_SUBJECT, read_command, reply_of, subject_command, with_answered
 from .requests import (
@@ -640,6 +649,7 @@ def _send_invitations(session: Session, svc: Services, game: Game, invitations: 
     mails = []
     people = [s.player.address for s in sorted(game.seats, key=lambda s: s.seat) if s.player is not None]
     bots = sum(1 for s in game.seats if s.player is None)
+    computers = tuple(seat_name(s) for s in sorted(game.seats, key=lambda s: s.seat) if s.player is None)
     for inv in invitations:
         invitee = _player_by_address(session, inv.address)
         address = make_invite_address(svc.settings.secret_key, svc.settings.mail_domain, inv.id)
@@ -647,7 +657,8 @@ def _send_invitations(session: Session, svc: Services, game: Game, invitations: 
                                inviter_address=creator.address,
                                players=tuple(a for a in people if a not in (inv.address, creator.address)),
                                reply_address=address, rules=game.rules, bots=bots,
-                               confirm=inv.address == creator.address)
+                               confirm=inv.address == creator.address, title=game.title or "",
+                               computers=computers)
         ctx = mc.MailContext(recipient=recipient_for(invitee, svc), detail=detail)
         out = queue_mail(session, svc, ctx, player=invitee, game=game, now=now, inbound_id=inbound_id, thread=thread)
         if out is not None:

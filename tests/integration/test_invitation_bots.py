@@ -35,7 +35,8 @@ def test_a_game_against_the_computer_invites_nobody_else(services: ServicesFacto
     (invitation,) = deliver(svc, mail("alice@a.test", f"new@{DOMAIN}", "new game\nbots: 3\n", "<start@a.test>"),
                             "alice@a.test", f"new@{DOMAIN}")
     text = " ".join(text_of(invitation.raw).split())
-    assert "3 seats are taken by computer players." in text
+    assert "3 seats are taken by computer players: " in text  # named, with their strength
+    assert text.count("(computer, ") == 3
     assert "the game starts at once: there is nobody else to invite" in text
     assert not [words for words in OTHERS_INVITED if words in text]
 

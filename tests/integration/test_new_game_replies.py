@@ -117,3 +117,15 @@ def test_the_help_mail_of_a_seat_says_how_to_start_a_game(svc: Services) -> None
                            address(0), Received.parse(first.raw).reply_to)
     assert help_mail.kind == "help"
     assert f"this is all you need to write to {NEW}:" in prose_of(help_mail)
+
+
+def test_the_invitation_names_the_game_s_title_and_its_computer_players(svc: Services) -> None:
+    """README, "Playing by mail": computer players are called by their names, with their strength;
+    the invitation says so, and the title the game was asked for under (its Subject)."""
+    (invitation,), _ = write(svc, "ana@players.test", NEW, "new game\nbots: 2 strong, 1 random")
+    assert invitation.kind == "invitation"
+    text = prose_of(invitation)
+    assert "“Friday game”" in text, text
+    assert text.count("(computer, strong)") == 2 and text.count("(computer, easy)") == 1, text
+    html = " ".join(parsed(invitation).get_body(("html",)).get_content().split())
+    assert "Friday game" in html and html.count("(computer, strong)") == 2
