@@ -50,6 +50,7 @@ from pbem.mail.chart import PALETTE, chart_labels, hex_colour, score_chart
 from pbem.mail.i18n import normalise_language
 from pbem.mail.links import replay_link
 
+from . import bot_names
 from .app import Services
 from .game_views import LoggedMove, visible_history
 from .mailing import hand_results, seat_names
@@ -179,7 +180,8 @@ class SummaryParts:
     #: The totals after every hand, by seat (the chart's lines; empty: no chart), the players'
     #: names for its legend, and the target it marks.
     series: tuple[tuple[int, ...], ...] = ()
-    names: tuple[str, ...] = ()
+    #: One entry per line: a player's name, or a team's names (joined with "&" in the legend).
+    names: tuple[str | tuple[str, ...], ...] = ()
     target: int | None = None
     #: The chart in each language asked for so far (its words are translated).
     charts: dict[str, mc.InlineImage] = field(default_factory=dict, compare=False)
@@ -190,11 +192,17 @@ class SummaryParts:
             return None
         language = normalise_language(language)
         if language not in self.charts:
-            drawn = score_chart(self.series, self.names, target=self.target, labels=chart_labels(language))
+            drawn = score_chart(self.series, self.legend(language), target=self.target, labels=chart_labels(language))
             cid = f"scores.{game.id}.{language}.{secrets.token_hex(6)}@{svc.settings.mail_domain}"
             self.charts[language] = mc.InlineImage(cid=cid, data=drawn.png, filename=f"hearts-{game.id}-scores.png",
                                                    width=drawn.width, height=drawn.height)
         return self.charts[language]
+
+    def legend(self, language: str) -> tuple[str, ...]:
+        """The chart's names in ``language``: a computer player's label is the reader's words
+        ("Marta (computador, forte)"), as everywhere else in the mail (``bot_names.localized``)."""
+        lines = bot_names.localized(self.names, language)
+        return tuple(name if isinstance(name, str) else " & ".join(name) for name in lines)
 
     def for_seat(self, svc: Services, game: Game, seat: int) -> mc.GameSummary:
         player = next((row.player for row in game.seats if row.seat == seat), None)
@@ -220,7 +228,7 @@ def game_summary(session: Session, svc: Services, game: Game, state: GameState, 
     if state.rules.partnership == "team":
         # RULES.md §6.8: partners carry the team's total, so the chart draws one line per team.
         series = [series[team[0]] for team in teams]
-        names = tuple(" & ".join(names[s] for s in team) for team in teams)
+        names = tuple(tuple(names[s] for s in team) for team in teams)  # joined in the reader's words
     last = hand_results(state)[-1:]
     moon_win = last[0].moon if last and last[0].moon is not None and last[0].moon.scoring == "win" else None
     return SummaryParts(winners=tuple(over.winners), totals=tuple(over.totals), colours=colours, stats=stats,

@@ -90,7 +90,8 @@ def test_a_partnership_game_by_mail_shows_the_partner_the_pass_to_them_and_the_t
         state = current_state(row)
         parts = game_summary(session, svc, row, state, GameOver(tuple(state.winners), (), tuple(state.totals),
                                                                 tuple(state.team_totals)))
-    assert len(parts.series) == 2 and parts.names[0].startswith("Player 0 & ") and " & " in parts.names[1]
+    legend = parts.legend("en")
+    assert len(parts.series) == 2 and legend[0].startswith("Player 0 & ") and " & " in legend[1]
     assert parts.team_totals == tuple(state.team_totals) and parts.winning_teams
 
 

@@ -21,6 +21,7 @@ from pbem.mail.context import GameStats, GameSummary, HandResult, HandSummary, M
 from pbem.mail.render import MailRenderer
 from pbem.mail.samples import sample_contexts
 from tests.mail.long_names import long_name_contexts
+from pbem.services import bot_names, summaries
 from pbem.services.summaries import SummaryParts, hands_taken, scored_cards
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -221,3 +222,21 @@ def test_history_and_digest_tell_the_shooter_you_too(renderer: MailRenderer) -> 
     moon = HandResult(5, (26, 0, 26, 26), (40, 20, 60, 50), Moon(shooter=game.seat))
     mine = replace(digest, detail=replace(digest.detail, games=(replace(game, hands=(moon,)),)))
     assert "You shot the moon" in renderer.render(mine).text and "You shot the moon" in renderer.render(mine).html
+
+
+def test_the_chart_legend_names_the_computers_in_the_reader_s_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README, "Summaries": a legend in the reader's language; the computer players' labels are
+    translated there too (a Portuguese chart said "(computer, strong)"), a team's names as well."""
+    marta, kenji = bot_names.label(7, 1, "strong"), bot_names.label(7, 3, "random")
+    parts = SummaryParts(winners=(0,), totals=(30, 101, 77), colours=(), stats=GameStats((0,) * 3, (0,) * 3,
+                         (0,) * 3), series=((4, 30), (13, 101), (9, 77)),
+                         names=("Zoë Ávila", marta, (kenji, "Dana")), target=100)
+    first, third = marta.first, kenji.first
+    assert parts.legend("pt") == ("Zoë Ávila", f"{first} (computador, forte)", f"{third} (computador, fácil) & Dana")
+    assert parts.legend("ro")[1] == f"{first} (calculator, puternic)"
+    drawn: list[tuple[str, ...]] = []
+    real = summaries.score_chart
+    monkeypatch.setattr(summaries, "score_chart", lambda series, names, **kw: drawn.append(names) or real(
+        series, names, **kw))
+    parts.chart(SimpleNamespace(settings=SimpleNamespace(mail_domain="hearts.test")), SimpleNamespace(id=7), "pt")
+    assert drawn == [parts.legend("pt")]
