@@ -64,11 +64,11 @@ TARGET: Colour = (0xB0, 0x30, 0x30)
 #: Image pixels per CSS pixel.
 SCALE = 2
 #: The chart's width in CSS pixels (the HTML shrinks it to the screen: ``width:100%``).
-WIDTH = 520
+WIDTH = 320
 PLOT_HEIGHT = 190  # CSS pixels of the plotting area
 PAD = 8
-FONT_SIZE = 12  # CSS pixels
-TICK_FONT_SIZE = 11
+FONT_SIZE = 13  # CSS pixels: 12.9 px on a 375 px phone, where the chart is shown about 317 px wide
+TICK_FONT_SIZE = 13
 
 #: Where DejaVu Sans lives on Debian/Ubuntu, Fedora, Arch and Alpine; ``PBEM_CHART_FONT`` names another.
 FONT_FILES = (
@@ -165,6 +165,17 @@ def _drawable(text: str, size: int) -> str:
     return "".join(out)
 
 
+def _fitted(text: str, size: int, room: int) -> str:
+    """``text`` cut short with an ellipsis where it is wider than ``room`` pixels (a long name in a
+    chart narrow enough for a phone)."""
+    if _text_size(text, size)[0] <= room:
+        return text
+    ellipsis = "…" if _has_glyph(size, "…") else "..."
+    while len(text) > 1 and _text_size(text + ellipsis, size)[0] > room:
+        text = text[:-1]
+    return text.rstrip() + ellipsis
+
+
 # -- layout ---------------------------------------------------------------------------------------
 
 
@@ -213,8 +224,9 @@ class ChartLayout:
         self.legend: list[_LegendItem] = []
         x, y = PAD * s, PAD * s
         row = (FONT_SIZE + 6) * s
+        room = self.width - 2 * PAD * s - (12 + 5) * s  # the widest name a legend row holds
         for seat, name in enumerate(names):
-            shown = _drawable(name, self.font_size)
+            shown = _fitted(_drawable(name, self.font_size), self.font_size, room)
             w = (12 + 5) * s + _text_size(shown, self.font_size)[0]
             if x > PAD * s and x + w > self.width - PAD * s:
                 x, y = PAD * s, y + row

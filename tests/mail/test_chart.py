@@ -190,3 +190,15 @@ def test_cost_of_a_chart(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nscore chart: {cost * 1000:.1f} ms per chart, {len(drawn.png)} bytes, "
               f"{SCALE * drawn.width}x{SCALE * drawn.height} px")
+
+
+def test_a_long_name_is_cut_short_in_a_chart_a_phone_shows_unshrunk() -> None:
+    """README, "Summaries": the chart is drawn narrow enough for a phone (its words at least 12 px
+    there, measured in tests/mail/test_mail_in_browser.py), so a forty-character name is cut short
+    with an ellipsis rather than run past its edge."""
+    long = "Maximilian Alexander von Hohenzollern-Sigm"
+    layout = chart.ChartLayout([[3, 9], [4, 20]], [long, "Ana"], 100)
+    assert chart.WIDTH <= 320 and min(chart.FONT_SIZE, chart.TICK_FONT_SIZE) >= 13
+    first = layout.legend[0]
+    assert first.name.endswith("…") and long.startswith(first.name[:-1]) and len(first.name) < len(long)
+    assert layout.legend[1].name == "Ana"

@@ -29,6 +29,7 @@ from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 
+from pbem.mail import chart
 from pbem.mail.compose import MailComposer
 from pbem.mail.context import MailContext
 from pbem.mail.i18n import LANGUAGES
@@ -172,6 +173,12 @@ def test_the_chart_is_shown(browser: _Browser, composer: MailComposer) -> None:
     assert "cid:" not in html and "data:image/png;base64," in html
     result = browser.measure(html, 375)
     assert result["images"] >= 1 and not result["broken"]
+    # README, "Summaries": the chart's words (legend, axes, ticks) are at least 12 px on a phone.
+    shown = browser.driver.execute_script(
+        "return Array.from(document.images).map(img => img.getBoundingClientRect().width)")
+    (image,) = context.inline_images
+    smallest = min(chart.FONT_SIZE, chart.TICK_FONT_SIZE) * max(shown) / image.width
+    assert smallest >= 12, f"the chart's text is {smallest:.1f} px at 375 px"
 
 
 def test_a_wide_mail_is_caught(browser: _Browser) -> None:
