@@ -130,6 +130,9 @@ class FinishedTrick:
     #: The cards of cancelled tricks this trick's winner took with it (in play order; its ``points``
     #: count them).
     carried: tuple[str, ...] = ()
+    #: Turbo (RULES.md §6.4): what the 10♣ in this trick multiplies its taker's hand score by (2; 4
+    #: when it was charged); 0 without it.
+    ten_of_clubs: int = 0
 
     @property
     def stays(self) -> bool:

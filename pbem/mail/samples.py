@@ -602,7 +602,16 @@ def _turbo_samples(ctx, game: GameContext, over: GameContext) -> dict[str, list[
                         ctx(ChargeDone(exchange=True), replace(decided, own_charge=(), received=("9C", "6C", "2D"), hand=(
                             "AS", "4S", "TH", "2H", "9C", "3C", "AD", "7D", "2D", "KS", "KH", "QH", "6C")))],
         "charges_revealed": [ctx(ChargesRevealed(exchange=True), revealed)],
-        "trick_done": [ctx(TrickDone(tricks=(boost_trick,)), after_boost)],
+        "trick_done": [ctx(TrickDone(tricks=(boost_trick,)), after_boost)] + [
+            # The trick that takes the 10♣ says what it does to its taker's score: charged (seat 1's), or not.
+            ctx(TrickDone(tricks=(ten_trick,)), replace(after_boost, charges=hand_charges, last_trick=ten_trick,
+                                                        trick_number=7))
+            for ten_trick, hand_charges in (
+                (FinishedTrick(6, (Play(0, "KC"), Play(1, "TC"), Play(2, "3C"), Play(3, "2C")), 0, 0,
+                               ten_of_clubs=4), charges),
+                (FinishedTrick(6, (Play(0, "KC"), Play(1, "TC"), Play(2, "3C"), Play(3, "2C")), 0, 0,
+                               ten_of_clubs=2), (("QS",), (), (), ("AH",))))
+        ],
         "card_played": [ctx(CardPlayed(seat=3, card="9C"),
                             replace(boosted, boost_round=False, trick=boosted.trick[:1], to_move=0, legal=()))],
         "hand_summary": [

@@ -171,6 +171,7 @@ def table_view(game: Game, seats: list[Seat], state: GameState) -> TableView:
             # a trick won with the carried pile counts its points (its cards, when the state says them).
             cancelled=winner < 0,
             carried=tuple(state.last_carried) if winner >= 0 else (),
+            ten_of_clubs=ten_of_clubs_factor(state, _names(cards)) if winner >= 0 else 0,
         )
     waiting_for = tuple(state.seats_to_act())
     to_act = frozenset(waiting_for)
@@ -285,6 +286,14 @@ def turbo_view(state: GameState, seat: int, facts: SeatFacts) -> dict[str, Any]:
         "charges": tuple(tuple(c or ()) for c in facts.charges) if facts.charges_revealed else (),
         "suits_led": state.suits_led,
     }
+
+
+def ten_of_clubs_factor(state: GameState, cards: Sequence[str]) -> int:
+    """Turbo (RULES.md §6.4): what the 10♣ among a trick's ``cards`` multiplies its taker's hand score
+    by, in ``state``'s hand: 2, or 4 when it was charged; 0 without Turbo or without it."""
+    if not state.rules.turbo or "TC" not in cards:
+        return 0
+    return 4 if "TC" in state.charged_cards else 2
 
 
 def _names(indices: tuple[int, ...]) -> tuple[str, ...]:

@@ -83,6 +83,7 @@ from .mailing import (
     recipient_for,
     reply_address,
     table_view,
+    ten_of_clubs_factor,
     unsubscribe_url,
 )
 from .playahead import ahead_view
@@ -149,7 +150,7 @@ def notify_turn(session: Session, svc: Services, turn: Turn) -> list[OutboundMes
     tricks = [e for e in turn.events if isinstance(e, (TrickWon, TrickCancelled))]  # RULES.md §6.6: a cancelled one too
     plays = [e for e in turn.events if isinstance(e, CardPlayed)]
     this_hand = current_hand_events(turn.events)
-    hand_tricks_now = tuple(finished_trick(e, state.players) for e in this_hand
+    hand_tricks_now = tuple(finished_trick(e, state.players, state) for e in this_hand
                             if isinstance(e, (TrickWon, TrickCancelled)))
     exchanged = any(isinstance(e, PassesExchanged) for e in this_hand)
     passed = {e.seat for e in this_hand if isinstance(e, CardsPassed)}
@@ -255,16 +256,19 @@ def current_hand_events(events: list[Any]) -> list[Any]:
     return events[last + 1:]
 
 
-def finished_trick(event: TrickWon | TrickCancelled, players: int) -> mc.FinishedTrick:
+def finished_trick(event: TrickWon | TrickCancelled, players: int, state: GameState | None = None
+                   ) -> mc.FinishedTrick:
     """A trick as the mails show it: a boosted one's two rounds (RULES.md §6.5); with two decks
     (§6.6) a cancelled one left on the table (winner -1), the carried cards taken with a trick, a
-    last trick with no winner given to the winner of the trick before it."""
+    last trick with no winner given to the winner of the trick before it; with ``state`` (the hand
+    it was played in), what its 10♣ does to its taker's score in Turbo (§6.4)."""
     plays = tuple(mc.Play((event.leader + k) % players, card) for k, card in enumerate(event.cards))
     if isinstance(event, TrickCancelled):
         return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=-1, points=event.points, cancelled=True)
     return mc.FinishedTrick(number=event.trick_no, plays=plays, winner=event.winner, points=event.points,
                             boosted=len(event.cards) > players,  # RULES.md §6.5: two rounds
-                            cancelled=event.cancelled, carried=tuple(event.carried))
+                            cancelled=event.cancelled, carried=tuple(event.carried),
+                            ten_of_clubs=ten_of_clubs_factor(state, event.cards) if state is not None else 0)
 
 
 def hands_tricks(events: list[Any], players: int) -> dict[int, tuple[mc.FinishedTrick, ...]]:
@@ -328,7 +332,8 @@ def logged_tricks(session: Session, turn: Turn) -> list[mc.FinishedTrick]:
         if winner is None:
             winner = last_winner if last_winner >= 0 else leader
         out.append(mc.FinishedTrick(number=number, plays=plays, winner=winner, points=points + pile_points,
-                                    boosted=len(cards) > n, cancelled=cancelled, carried=tuple(pile)))
+                                    boosted=len(cards) > n, cancelled=cancelled, carried=tuple(pile),
+                                    ten_of_clubs=ten_of_clubs_factor(state, cards)))
         pile, pile_points, last_winner = [], 0, winner
     return out
 

@@ -197,3 +197,23 @@ def test_the_history_reply_shows_the_charges_and_a_boosted_tricks_two_rounds(svc
     said = prose(history[0])
     assert "Charged this hand: Player 0 (you) Q♠" in said
     assert re.search(r"1\. Player 0 2♣ · [^·]* 9♣ · .*; Boosted by 9♣, a second round: Player 0 3♣ · ", said), said
+
+
+def test_the_trick_that_takes_the_ten_of_clubs_says_it_doubles_the_taker_s_score(svc: Services) -> None:
+    """RULES.md §6.4: the trick line names what the 10♣ does to its taker's hand score as the trick is
+    told, not only in the hand summary; charged, it quadruples."""
+    table = start_with_deck(svc, LONG, DECK, people=2, preset="turbo", pass_cycle=["hold"], end_after_hands=1)
+    table.reply(table.latest(0, "your_turn"), "charge none")
+    table.reply(table.latest(1, "your_turn"), "charge none")
+    play_out(table, (0, 1))
+    mails = table.to(1)
+    first_hand = mails[:next(k for k, m in enumerate(mails) if m.kind == "hand_summary")]  # nothing charged
+    told = [prose(m) for m in first_hand]
+    assert any(re.search(r"took it \(\d+ points?\)\. 10♣ doubles the hand score of [^.]+\.", text)
+               for text in told), told
+    assert not any("multiplies the hand score" in text for text in told)
+    # A charged 10♣ (a later hand, where the bots' charges are their own): "multiplies … by 4", only then.
+    for mail in mails[len(first_hand):]:
+        text = prose(mail)
+        if "multiplies the hand score" in text:
+            assert re.search(r"Charged this hand: [^.]*10♣", text), text
