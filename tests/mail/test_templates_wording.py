@@ -54,3 +54,20 @@ def test_a_trick_mail_waiting_for_a_player_shows_the_trick_on_the_table(language
     assert so_far in text, text
     assert text.index(so_far) < text.rindex({"en": "Waiting for", "pt": "À espera de", "ro": "Se așteaptă"}[language])
     assert so_far in " ".join(re.sub(r"<[^>]+>", " ", mail.html).split())
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_cancelled_cards_are_marked_in_the_trick_grid(language: str) -> None:
+    """RULES.md §6.6: the cards a twin cancelled are marked in the HTML trick grid itself (struck
+    through, with the word), not only in the sentence under it; the others are not."""
+    renderer = MailRenderer(templates_dir())
+    ctx = next(c for c in sample_contexts(language)["trick_done"]
+               if any(t.twins for t in c.detail.tricks))
+    html = renderer.render(ctx).html
+    cells = re.findall(r"<td align=\"center\"[^>]*>(.*?)</td>", html, re.S)
+    twins = {card for t in ctx.detail.tricks for card in t.twins}
+    word = {"en": "cancelled", "pt": "anulada", "ro": "anulată"}[language]
+    struck = [cell for cell in cells if "line-through" in cell]
+    assert struck and all(word in cell for cell in struck)
+    assert len(struck) == sum(sum(1 for p in t.plays if p.card in t.twins) for t in ctx.detail.tricks), twins
+    assert all("line-through" not in cell and word not in cell for cell in cells if cell not in struck)
