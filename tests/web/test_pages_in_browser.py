@@ -10,6 +10,7 @@ part of what is measured).
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,3 +105,23 @@ def test_no_page_scrolls_sideways(browser: webdriver.Chrome, app: Flask, players
         measured = browser.execute_async_script(_MEASURE, html, width)
         assert measured["scrollWidth"] <= width and not measured["wide"], (name, measured)
         assert measured["scrolling"] >= 2, (name, measured)  # the scores and the tricks at least
+
+
+def test_cancelled_cards_are_marked_in_the_trick_grid(app: Flask) -> None:
+    """RULES.md §6.6: in the tricks of the game page and the replay, a card cancelled by its twin is
+    struck through in its own cell, every such card and no other."""
+    replay = pages(app, 10)["replay"]
+    tables = re.findall(r'<table class="tricks">(.*?)</table>', replay, re.S)
+    rows = [row for table in tables for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)]
+    marked = 0
+    for row in rows:
+        cells = re.findall(r"<td([^>]*)>(.*?)</td>", row, re.S)
+        cards = [re.sub(r"<[^>]+>", "", body).strip() for _attrs, body in cells]
+        for (attrs, body), card in zip(cells, cards):
+            twin = "twin" in attrs
+            assert twin == ("<s " in body), (attrs, body)
+            if twin:
+                marked += 1
+            if card and card[-1] in "♣♦♥♠" and cards.count(card) >= 2:  # a card twice in one trick: both marked
+                assert twin, (card, row)
+    assert marked >= 2
