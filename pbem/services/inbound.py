@@ -297,7 +297,11 @@ def _tell_sender_set_aside(svc: Services, inbound_id: int, now: datetime) -> Non
             mail = read_mail(bytes(row.raw), envelope_sender=row.mail_from)
             player = _player_by_address(session, mail.from_address)
             if classify(mail) is None and _verified(session, player):
-                reply(session, svc, player, mc.RequestRejected("PROCESSING_FAILED", {}), now, inbound_id)
+                # A request to new@ is answered as new@ answers (README, "Starting a game"): in its
+                # thread, and a reply (the request sent again) goes to new@.
+                to_new = row.recipient.split("@", 1)[0] == "new"
+                reply(session, svc, player, mc.RequestRejected("PROCESSING_FAILED", {}), now, inbound_id,
+                      thread=answer_thread(mail) if to_new else None, reply_to=row.recipient if to_new else None)
     except Exception:
         log.exception("inbound %s: could not tell its sender that it was set aside", inbound_id)
 

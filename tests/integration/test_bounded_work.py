@@ -4,6 +4,8 @@ moves go on in bounded committed steps, and an unverified address gets at most w
 
 from __future__ import annotations
 
+import email
+import email.policy
 from datetime import timedelta
 
 import pytest
@@ -113,6 +115,28 @@ def test_a_mail_that_keeps_raising_is_set_aside_after_its_attempts_and_its_playe
         told = session.scalars(select(OutboundMessage).where(OutboundMessage.inbound_id == inbound_id)).all()
         assert [(m.kind, m.recipient) for m in told] == [("request_rejected", "alice@a.test")]
         assert "could not be processed" in Received.parse(told[0].raw).text
+
+
+def test_a_new_game_request_set_aside_is_answered_as_new_answers(services: ServicesFactory,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """README, "Starting a game": an answer to a new@ request replies to it, and its reply goes to new@."""
+    svc = services()
+    verified_alice(svc)
+    inbound_id = a_new_game_mail(svc, 7)
+
+    def broken(*_args: object) -> None:
+        raise LookupError("a defect in a handler")
+
+    monkeypatch.setattr(inbound, "handle", broken)
+    for _ in range(MAX_ATTEMPTS):
+        with pytest.raises(LookupError):
+            apply_inbound(svc, inbound_id)
+    with transaction(svc.session_factory) as session:
+        (told,) = session.scalars(select(OutboundMessage).where(OutboundMessage.inbound_id == inbound_id)).all()
+        received = Received.parse(told.raw)
+        message = email.message_from_bytes(told.raw, policy=email.policy.default)
+    assert told.kind == "request_rejected" and received.reply_to == f"new@{DOMAIN}"
+    assert message["In-Reply-To"] == "<new.7@a.test>"
 
 
 def test_the_sweep_requeues_mail_never_attempted_and_attempts_that_were_lost(services: ServicesFactory) -> None:
