@@ -39,6 +39,7 @@ import gc
 import logging
 import os
 import re
+import threading
 from typing import Any
 
 from celery.concurrency import get_implementation
@@ -133,12 +134,14 @@ def _start_worker(sender: Any = None, **_kwargs: Any) -> None:
     """In the worker's main process, before the pool forks (beat never runs this): its metrics, and
     every mail template compiled once for the pool processes to inherit.  A worker of the solo pool
     (``pbem serve``'s, ``workers.supervisor``) runs its tasks in this process and forks none: it gets
-    the tasks' time limits here (``workers.time_limits``), and compiles each template when it first
-    renders it (a few of them, tens of milliseconds each), not every one of every language at its
-    start, which would be most of its start's CPU, paid again by each of serve's workers."""
+    the tasks' time limits here (``workers.time_limits``), and compiles the default language's
+    templates in a thread while it waits for work (``_warm_templates``), not every one of every
+    language before it starts, which would be most of its start's CPU, paid again by each of
+    serve's workers; another language's are compiled when first used."""
     metrics.process_started("worker")
     _serve_metrics()
-    if issubclass(get_implementation(sender.pool_cls), SoloPool):  # a class, or its name (``"solo"``)
+    solo = issubclass(get_implementation(sender.pool_cls), SoloPool)  # a class, or its name (``"solo"``)
+    if solo:
         time_limits.install()
     else:
         try:
@@ -146,10 +149,22 @@ def _start_worker(sender: Any = None, **_kwargs: Any) -> None:
         except OSError:  # templates unreadable: the tasks will say so when they need them
             logging.getLogger("pbem.worker").exception("could not compile the mail templates")
     _watch_moves()  # its Services built now: with the compiled templates, when they were
+    if solo:
+        _warm_templates()
     # Everything made so far (modules, the app, the compiled templates) lives as long as the
     # process, and as long as each pool process forked from it: out of the cyclic collector's
     # sight, full collections stay short and leave the inherited pages shared.
     gc.freeze()
+
+
+def _warm_templates() -> None:
+    """In a worker of the solo pool: the default language's templates compiled in a thread of their
+    own while the worker waits for its first task, so that a player's first mail does not wait
+    for them inside its transaction (holding SQLite's write lock: seconds on a busy machine); the
+    other languages' are compiled when first used."""
+    renderer = app.services().composer.renderer
+    threading.Thread(target=renderer.preload, args=([settings.default_language],), daemon=True,
+                     name="pbem-templates").start()
 
 
 @worker_process_init.connect
