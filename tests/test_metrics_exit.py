@@ -28,8 +28,7 @@ SCRIPT = textwrap.dedent("""
     remove = multiprocess.mark_process_dead
 
     def signalled_in_the_middle(pid, path):
-        os.kill(os.getpid(), signal.SIGTERM)  # the second signal, delivered at once
-        time.sleep(0.05)
+        signal.raise_signal(signal.SIGTERM)  # the second signal: its handler runs before the next line
         remove(pid, path)
 
     multiprocess.mark_process_dead = signalled_in_the_middle

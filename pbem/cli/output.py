@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -80,6 +80,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, widest: int 
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     return "\n".join(lines)
+
+
+def listing(rows: Sequence[Any], *, as_json_output: bool, nothing: str, headers: Sequence[str],
+            cells: Callable[[Any], Sequence[Any]], widest: int = 40) -> str:
+    """An operator's listing: every row's ``as_json()`` as JSON, ``nothing`` when there is no row, or
+    a :func:`table` of each row's ``cells``."""
+    if as_json_output:
+        return as_json([row.as_json() for row in rows])
+    if not rows:
+        return nothing
+    return table(headers, [cells(row) for row in rows], widest=widest)
 
 
 def _cut(text: str, widest: int) -> str:

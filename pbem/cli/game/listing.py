@@ -7,7 +7,7 @@ from datetime import timedelta
 import click
 
 from pbem.cli.migrated import require_migrated
-from pbem.cli.output import ago, as_json, table, when
+from pbem.cli.output import ago, listing, when
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
 from pbem.services.database import Database
@@ -44,13 +44,9 @@ def list_command(settings: Settings, statuses: tuple[str, ...], player: str | No
     require_migrated(settings)
     with Database.from_settings(settings) as svc:
         rows = list_games(svc, statuses=statuses, player=player, idle=idle_for, limit=limit)
-    if as_json_output:
-        click.echo(as_json([r.as_json() for r in rows]))
-        return
-    if not rows:
-        click.echo("no game")
-        return
-    click.echo(table(["ID", "RULES", "PLAYERS", "STATUS", "HAND", "WAITING FOR", "LAST MOVE (UTC)", "IDLE"], [
-        [str(r.id), r.preset, ", ".join(r.players), r.status + (f"/{r.phase}" if r.phase else ""),
-         str(r.hand or "-"), ", ".join(r.waiting_for) or "-", when(r.last_move), ago(r.idle)] for r in rows],
+    click.echo(listing(
+        rows, as_json_output=as_json_output, nothing="no game",
+        headers=["ID", "RULES", "PLAYERS", "STATUS", "HAND", "WAITING FOR", "LAST MOVE (UTC)", "IDLE"],
+        cells=lambda r: [str(r.id), r.preset, ", ".join(r.players), r.status + (f"/{r.phase}" if r.phase else ""),
+                         str(r.hand or "-"), ", ".join(r.waiting_for) or "-", when(r.last_move), ago(r.idle)],
         widest=60))

@@ -8,7 +8,7 @@ import json
 import click
 
 from pbem.cli.migrated import require_migrated
-from pbem.cli.output import as_json, safe, table, when
+from pbem.cli.output import as_json, listing, safe, when
 from pbem.cli.settings import pass_settings
 from pbem.config import Settings
 from pbem.services.database import Database
@@ -43,16 +43,12 @@ def list_command(settings: Settings, statuses: tuple[str, ...], direction: str |
     with Database.from_settings(settings) as svc:
         rows = list_mail(svc, directions=(direction,) if direction else (IN, OUT), statuses=statuses,
                          address=address, limit=limit)
-    if as_json_output:
-        click.echo(as_json([r.as_json() for r in rows]))
-        return
-    if not rows:
-        click.echo("no mail")
-        return
-    click.echo(table(["ID", "STATUS", "AT (UTC)", "FROM", "TO", "TRIES", "OUTCOME", "SUBJECT/KIND"], [
-        [r.ref, r.status, when(r.at), r.sender or "-", r.recipient, str(r.attempts) + (f" r{r.retries}" if r.retries
-                                                                                        else ""),
-         r.what or "-", r.subject or "-"] for r in rows]))
+    click.echo(listing(
+        rows, as_json_output=as_json_output, nothing="no mail",
+        headers=["ID", "STATUS", "AT (UTC)", "FROM", "TO", "TRIES", "OUTCOME", "SUBJECT/KIND"],
+        cells=lambda r: [r.ref, r.status, when(r.at), r.sender or "-", r.recipient,
+                         str(r.attempts) + (f" r{r.retries}" if r.retries else ""), r.what or "-",
+                         r.subject or "-"]))
 
 
 @click.command("show")
